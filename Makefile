@@ -1,0 +1,34 @@
+# Two commands set everything up on a fresh machine:
+#   make demo   install amem and run it on the example vault with the bundled models
+#   make test   install what the tests need and run them
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+DEMO := build/demo-vault
+
+.PHONY: install install-test demo test clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# torch 2.13.0 is pinned first so pip takes the CPU build instead of a CUDA one.
+install: $(BIN)/python
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e .
+
+install-test: install
+	$(BIN)/pip install --quiet -e '.[test]'
+
+demo: install
+	rm -rf $(DEMO) && mkdir -p build && cp -r notes $(DEMO)
+	$(BIN)/amem --dir $(DEMO) status
+	$(BIN)/amem --dir $(DEMO) add "Demo: amem keeps each memory as a Markdown file; the index under .amem/ can always be rebuilt." -t demo
+	$(BIN)/amem --dir $(DEMO) search "how do I rebuild the index?" --limit 3
+	$(BIN)/amem --dir $(DEMO) search "linking notes in a Zettelkasten" --limit 3
+
+test: install-test
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf build .pytest_cache .hypothesis
