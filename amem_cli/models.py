@@ -1,0 +1,111 @@
+"""Plain data: notes and what services return. No I/O here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+# Frontmatter keys amem owns, in the order they are written.
+NOTE_KEYS = (
+    "id",
+    "keywords",
+    "tags",
+    "context",
+    "created",
+    "updated",
+    "links",
+    "backlinks",
+    "boxes",
+    "metadata",
+)
+
+
+@dataclass
+class Note:
+    """One atomic memory: a Markdown file with YAML frontmatter."""
+
+    id: str
+    content: str
+    keywords: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    context: str = ""
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    links: list[str] = field(default_factory=list)
+    backlinks: list[str] = field(default_factory=list)
+    boxes: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # Frontmatter keys a person added that amem does not own; kept as they are.
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Stable JSON shape for `--json` output and the API."""
+        return {
+            "id": self.id,
+            "content": self.content,
+            "keywords": list(self.keywords),
+            "tags": list(self.tags),
+            "context": self.context,
+            "created_at": self.created_at.isoformat() if self.created_at else None,
+            "updated_at": self.updated_at.isoformat() if self.updated_at else None,
+            "links": list(self.links),
+            "backlinks": list(self.backlinks),
+            "boxes": list(self.boxes),
+            "metadata": dict(self.metadata),
+        }
+
+    def embedding_text(self) -> str:
+        """What gets embedded: the content with its context, keywords and tags."""
+        parts = [self.content.strip()]
+        if self.context:
+            parts.append(self.context.strip())
+        if self.keywords:
+            parts.append("Keywords: " + ", ".join(self.keywords))
+        if self.tags:
+            parts.append("Tags: " + ", ".join(self.tags))
+        return "\n".join(parts)
+
+
+@dataclass
+class SearchHit:
+    note: Note
+    score: float
+    # Per-list ranks and scores, for `--explain`.
+    sources: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.note.to_dict()
+        d["score"] = round(self.score, 6)
+        d["sources"] = self.sources
+        return d
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.removed
+
+
+@dataclass
+class Status:
+    vault: str
+    notes: int
+    indexed: int
+    embedded: int
+    links: int
+    boxes: int
+    pending_changes: int
+    embedding_model: str | None
+    embedding_dimensions: int | None
+    vector_store: str
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
