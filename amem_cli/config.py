@@ -1,0 +1,105 @@
+"""Settings: defaults < user TOML < vault TOML < AMEM_* environment < flags.
+
+Only the container reads settings; nothing else looks at the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+
+VAULT_CONFIG = "amem.toml"
+
+
+@dataclass(frozen=True)
+class Settings:
+    dir: Path
+    embedder: str = "sentence-transformers"  # or "fake" (deterministic hashing, for tests)
+    embedding_model: str = "all-MiniLM-L6-v2"  # a name or a local folder
+    chroma_url: str | None = None  # a Chroma server instead of the local store
+    chroma_collection: str | None = None
+    search_limit: int = 10
+
+
+def user_config_path() -> Path:
+    from platformdirs import user_config_dir
+
+    return Path(os.environ.get("AMEM_CONFIG") or Path(user_config_dir("amem")) / "config.toml")
+
+
+def default_vault_dir() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("amem")) / "vault"
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (tomllib.TOMLDecodeError, OSError) as exc:
+        raise UsageError(f"cannot read the config file {path}: {exc}", hint="fix or remove the file") from None
+
+
+def _from_env() -> dict[str, Any]:
+    out = {}
+    for f in fields(Settings):
+        value = os.environ.get(f"AMEM_{f.name.upper()}")
+        if value not in (None, ""):
+            out[f.name] = value
+    return out
+
+
+def _coerce(values: dict[str, Any], source: str) -> dict[str, Any]:
+    known = {f.name: f for f in fields(Settings)}
+    out = {}
+    for key, value in values.items():
+        key = key.replace("-", "_")
+        if key not in known:
+            raise UsageError(f"unknown setting {key!r} in {source}", hint="see `amem --help` for the settings")
+        if key == "dir":
+            value = Path(str(value)).expanduser()
+        elif known[key].type in ("int", int):
+            try:
+                value = int(value)
+            except (TypeError, ValueError):
+                raise UsageError(f"setting {key!r} in {source} must be a whole number") from None
+        out[key] = value
+    return out
+
+
+def load_settings(**flags: Any) -> Settings:
+    """Settings for one run. `flags` are the command-line values (None = not given)."""
+    flags = {k: v for k, v in flags.items() if v is not None}
+    env = _from_env()
+    user = _coerce(_read_toml(user_config_path()), str(user_config_path()))
+    if "dir" in flags:
+        vault_dir = Path(flags["dir"]).expanduser()
+    elif "dir" in env:
+        vault_dir = Path(env["dir"]).expanduser()
+    else:
+        vault_dir = user.get("dir") or default_vault_dir()
+    vault_file = vault_dir / VAULT_CONFIG
+    vault = _coerce(_read_toml(vault_file), str(vault_file))
+    vault.pop("dir", None)
+    merged: dict[str, Any] = {}
+    for layer, source in ((user, "user config"), (vault, "vault config"), (env, "environment"), (flags, "flags")):
+        merged.update(_coerce(layer, source) if layer is env or layer is flags else layer)
+    merged["dir"] = vault_dir
+    settings = Settings(**merged)
+    if settings.embedder not in ("sentence-transformers", "fake"):
+        raise UsageError(
+            f"unknown embedder {settings.embedder!r}", hint="use 'sentence-transformers' (default) or 'fake'"
+        )
+    return settings
+
+
+def with_overrides(settings: Settings, **changes: Any) -> Settings:
+    return replace(settings, **{k: v for k, v in changes.items() if v is not None})

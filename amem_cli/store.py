@@ -1,0 +1,187 @@
+"""The vault's files: scan, read, atomic write, the writer lock."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from .errors import ConflictError, VaultError
+from .ids import check_id
+
+INDEX_DIR = ".amem"
+LOCK_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class FileStat:
+    mtime_ns: int
+    size: int
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Vault:
+    """A folder of Markdown notes. Paths handed out are relative to the root, POSIX style."""
+
+    def __init__(self, root: Path):
+        self.root = root.expanduser().resolve()
+        self.index_dir = self.root / INDEX_DIR
+        self._lock: WriterLock | None = None
+
+    # -- checks -----------------------------------------------------------
+    def ensure(self, create: bool = False) -> None:
+        if not self.root.exists():
+            if not create:
+                raise VaultError(
+                    f"the vault {self.root} does not exist",
+                    hint="run `amem init` or pass --dir to an existing folder",
+                )
+            try:
+                self.root.mkdir(parents=True)
+            except OSError as exc:
+                raise VaultError(f"cannot create the vault {self.root}: {exc.strerror}") from None
+        if not self.root.is_dir():
+            raise VaultError(f"{self.root} is not a folder", hint="pass --dir a folder")
+        try:
+            self.index_dir.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise VaultError(
+                f"cannot write to the vault {self.root}: {exc.strerror}",
+                hint="check the folder's permissions or choose another with --dir",
+            ) from None
+        if not os.access(self.root, os.W_OK):
+            raise VaultError(
+                f"cannot write to the vault {self.root}",
+                hint="check the folder's permissions or choose another with --dir",
+            )
+
+    def lock(self) -> "WriterLock":
+        # One lock object per vault: it is re-entrant, two objects on one file would deadlock.
+        if self._lock is None:
+            self._lock = WriterLock(self.index_dir / "write.lock")
+        return self._lock
+
+    # -- paths ------------------------------------------------------------
+    def path_for_new(self, note_id: str) -> str:
+        check_id(note_id)
+        return f"{note_id}.md"
+
+    def abspath(self, rel: str) -> Path:
+        path = (self.root / rel).resolve()
+        if not path.is_relative_to(self.root):
+            raise VaultError(f"the path {rel!r} is outside the vault")
+        return path
+
+    def scan(self) -> dict[str, FileStat]:
+        """Every note file: `*.md` below the root, skipping hidden folders and
+        symlinks that lead out of the vault."""
+        found: dict[str, FileStat] = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in filenames:
+                if not name.endswith(".md") or name.startswith("."):
+                    continue
+                full = Path(dirpath) / name
+                try:
+                    if full.is_symlink() and not full.resolve().is_relative_to(self.root):
+                        continue
+                    st = full.stat()
+                except OSError:
+                    continue
+                rel = full.relative_to(self.root).as_posix()
+                found[rel] = FileStat(st.st_mtime_ns, st.st_size)
+        return found
+
+    def stat(self, rel: str) -> FileStat | None:
+        try:
+            st = self.abspath(rel).stat()
+        except OSError:
+            return None
+        return FileStat(st.st_mtime_ns, st.st_size)
+
+    def read_bytes(self, rel: str) -> bytes:
+        return self.abspath(rel).read_bytes()
+
+    # -- writes -----------------------------------------------------------
+    def write_text(self, rel: str, text: str, expect_hash: str | None = None) -> FileStat:
+        """Write atomically (temp file, fsync, rename). With `expect_hash`, refuse to
+        overwrite a file whose bytes changed since they were read."""
+        path = self.abspath(rel)
+        if expect_hash is not None:
+            try:
+                current = content_hash(path.read_bytes())
+            except FileNotFoundError:
+                current = None
+            if current != expect_hash:
+                raise ConflictError(
+                    f"{rel} changed on disk while amem was working on it",
+                    hint="run the command again; your edit was kept",
+                )
+        data = text.encode("utf-8")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise VaultError(f"cannot write {rel}: {exc.strerror}", hint="check free space and permissions") from None
+        _fsync_dir(path.parent)
+        st = path.stat()
+        return FileStat(st.st_mtime_ns, st.st_size)
+
+    def delete(self, rel: str) -> None:
+        try:
+            self.abspath(rel).unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise VaultError(f"cannot delete {rel}: {exc.strerror}") from None
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class WriterLock:
+    """The inter-process lock every writer of the vault and its index holds.
+
+    Re-entrant within a process, so a service may call another that locks too."""
+
+    def __init__(self, path: Path):
+        self._lock = FileLock(str(path), timeout=LOCK_TIMEOUT)
+
+    def __enter__(self) -> "WriterLock":
+        try:
+            self._lock.acquire()
+        except Timeout:
+            raise VaultError(
+                "another amem process has held the vault's write lock for too long",
+                hint="wait for it to finish, or remove .amem/write.lock if no amem runs",
+            ) from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
