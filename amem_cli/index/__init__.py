@@ -1,0 +1,1 @@
+"""Derived indexes under <vault>/.amem/: SQLite (metadata, links, full text) and vectors."""

@@ -1,0 +1,40 @@
+"""The index schema, one migration per change. Applied on open."""
+
+from __future__ import annotations
+
+from sqlite_utils.migrations import Migrations
+
+migrations = Migrations("amem")
+
+
+@migrations()
+def m001_initial(db):
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE IF NOT EXISTS files (
+            path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, hash TEXT,
+            note_id TEXT, error TEXT
+        );
+        CREATE TABLE IF NOT EXISTS notes (
+            id TEXT PRIMARY KEY, path TEXT NOT NULL, content TEXT NOT NULL, context TEXT,
+            keywords TEXT, tags TEXT, links TEXT, backlinks TEXT, boxes TEXT,
+            metadata TEXT, extra TEXT, created TEXT, updated TEXT, created_utc TEXT,
+            text_hash TEXT, embedded_hash TEXT
+        );
+        CREATE INDEX IF NOT EXISTS notes_created ON notes(created_utc);
+        CREATE TABLE IF NOT EXISTS note_keywords (note_id TEXT, keyword TEXT, PRIMARY KEY (note_id, keyword));
+        CREATE INDEX IF NOT EXISTS note_keywords_kw ON note_keywords(keyword);
+        CREATE TABLE IF NOT EXISTS note_tags (note_id TEXT, tag TEXT, PRIMARY KEY (note_id, tag));
+        CREATE INDEX IF NOT EXISTS note_tags_tag ON note_tags(tag);
+        CREATE TABLE IF NOT EXISTS note_boxes (note_id TEXT, box TEXT, PRIMARY KEY (note_id, box));
+        CREATE INDEX IF NOT EXISTS note_boxes_box ON note_boxes(box);
+        CREATE TABLE IF NOT EXISTS links (src TEXT, dst TEXT, kind TEXT, PRIMARY KEY (src, dst, kind));
+        CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
+        CREATE TABLE IF NOT EXISTS vector_deletes (id TEXT PRIMARY KEY);
+        CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(
+            id UNINDEXED, content, keywords, tags, context,
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        """
+    )

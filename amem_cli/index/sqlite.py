@@ -1,0 +1,288 @@
+"""The SQLite index: notes, keywords, tags, links, boxes, files, full text.
+
+Derived from the Markdown files; `amem reindex` rebuilds it from them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import sqlite_utils
+
+from ..models import Note
+from ..store import FileStat, content_hash
+from ..timeutil import to_datetime, utc_key
+from .migrations import migrations
+
+
+@dataclass(frozen=True)
+class FileRow:
+    path: str
+    mtime_ns: int
+    size: int
+    hash: str
+    note_id: str | None
+    error: str | None
+
+
+class SqliteIndex:
+    def __init__(self, path: Path):
+        self.path = path
+        conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
+        self.db = sqlite_utils.Database(conn)
+        self.db.execute("PRAGMA busy_timeout = 30000")
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        self.db.execute("PRAGMA foreign_keys = ON")
+        migrations.apply(self.db)
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A write transaction, taken at once so writers queue instead of failing."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    # -- meta -------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.db.execute("DELETE FROM meta WHERE key = ?", [key])
+        else:
+            self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [key, value])
+
+    # -- files ------------------------------------------------------------
+    def files(self) -> dict[str, FileRow]:
+        rows = self.db.execute("SELECT path, mtime_ns, size, hash, note_id, error FROM files")
+        return {r[0]: FileRow(*r) for r in rows}
+
+    def set_file(self, path: str, stat: FileStat, hash_: str, note_id: str | None, error: str | None) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO files(path, mtime_ns, size, hash, note_id, error) VALUES (?,?,?,?,?,?)",
+            [path, stat.mtime_ns, stat.size, hash_, note_id, error],
+        )
+
+    def remove_file(self, path: str) -> None:
+        self.db.execute("DELETE FROM files WHERE path = ?", [path])
+
+    def file_errors(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT error FROM files WHERE error IS NOT NULL ORDER BY path")]
+
+    # -- notes ------------------------------------------------------------
+    def upsert_note(self, note: Note, path: str) -> None:
+        """Index a note (replacing what was indexed under its id)."""
+        text = note.embedding_text()
+        row = {
+            "id": note.id,
+            "path": path,
+            "content": note.content,
+            "context": note.context,
+            "keywords": json.dumps(note.keywords, ensure_ascii=False),
+            "tags": json.dumps(note.tags, ensure_ascii=False),
+            "links": json.dumps(note.links, ensure_ascii=False),
+            "backlinks": json.dumps(note.backlinks, ensure_ascii=False),
+            "boxes": json.dumps(note.boxes, ensure_ascii=False),
+            "metadata": json.dumps(note.metadata, ensure_ascii=False, default=str),
+            "extra": json.dumps(note.extra, ensure_ascii=False, default=str),
+            "created": note.created_at.isoformat() if note.created_at else None,
+            "updated": note.updated_at.isoformat() if note.updated_at else None,
+            "created_utc": utc_key(note.created_at),
+            "text_hash": content_hash(text.encode("utf-8")),
+        }
+        db = self.db
+        old = db.execute("SELECT embedded_hash FROM notes WHERE id = ?", [note.id]).fetchone()
+        row["embedded_hash"] = old[0] if old else None
+        cols = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        db.execute(f"INSERT OR REPLACE INTO notes({cols}) VALUES ({marks})", list(row.values()))
+        for table, col, values in (
+            ("note_keywords", "keyword", note.keywords),
+            ("note_tags", "tag", note.tags),
+            ("note_boxes", "box", note.boxes),
+        ):
+            db.execute(f"DELETE FROM {table} WHERE note_id = ?", [note.id])
+            db.conn.executemany(
+                f"INSERT OR IGNORE INTO {table}(note_id, {col}) VALUES (?, ?)", [(note.id, v) for v in values]
+            )
+        db.execute("DELETE FROM links WHERE src = ?", [note.id])
+        db.conn.executemany(
+            "INSERT OR IGNORE INTO links(src, dst, kind) VALUES (?, ?, 'link')", [(note.id, d) for d in note.links]
+        )
+        db.execute("DELETE FROM notes_fts WHERE id = ?", [note.id])
+        db.execute(
+            "INSERT INTO notes_fts(id, content, keywords, tags, context) VALUES (?, ?, ?, ?, ?)",
+            [note.id, note.content, " ".join(note.keywords), " ".join(note.tags), note.context],
+        )
+
+    def delete_note(self, note_id: str) -> None:
+        db = self.db
+        for table in ("note_keywords", "note_tags", "note_boxes"):
+            db.execute(f"DELETE FROM {table} WHERE note_id = ?", [note_id])
+        db.execute("DELETE FROM links WHERE src = ?", [note_id])
+        db.execute("DELETE FROM notes_fts WHERE id = ?", [note_id])
+        db.execute("DELETE FROM notes WHERE id = ?", [note_id])
+        db.execute("INSERT OR IGNORE INTO vector_deletes(id) VALUES (?)", [note_id])
+
+    def path_of(self, note_id: str) -> str | None:
+        row = self.db.execute("SELECT path FROM notes WHERE id = ?", [note_id]).fetchone()
+        return row[0] if row else None
+
+    def get(self, note_id: str) -> Note | None:
+        row = self.db.execute(f"SELECT {_NOTE_COLS} FROM notes WHERE id = ?", [note_id]).fetchone()
+        return _row_to_note(row) if row else None
+
+    def get_many(self, ids: Iterable[str]) -> dict[str, Note]:
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, Note] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" for _ in chunk)
+            for row in self.db.execute(f"SELECT {_NOTE_COLS} FROM notes WHERE id IN ({marks})", chunk):
+                out[row[0]] = _row_to_note(row)
+        return out
+
+    def ids(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT id FROM notes ORDER BY id")]
+
+    def count(self) -> int:
+        return self.db.execute("SELECT count(*) FROM notes").fetchone()[0]
+
+    def list_notes(
+        self,
+        *,
+        tags: list[str] | None = None,
+        boxes: list[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int | None = None,
+        newest_first: bool = True,
+    ) -> list[Note]:
+        where, params = self.filter_sql(tags=tags, boxes=boxes, since=since, until=until)
+        sql = f"SELECT {_NOTE_COLS} FROM notes {where} ORDER BY created_utc {'DESC' if newest_first else 'ASC'}, id"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [_row_to_note(r) for r in self.db.execute(sql, params)]
+
+    def filter_sql(
+        self,
+        *,
+        tags: list[str] | None = None,
+        boxes: list[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        alias: str = "notes",
+    ) -> tuple[str, list]:
+        """A WHERE clause (or '') over `notes` for the common filters; tags and boxes all must match."""
+        clauses: list[str] = []
+        params: list = []
+        for tag in tags or []:
+            clauses.append(f"{alias}.id IN (SELECT note_id FROM note_tags WHERE tag = ?)")
+            params.append(tag.lstrip("#"))
+        for box in boxes or []:
+            clauses.append(f"{alias}.id IN (SELECT note_id FROM note_boxes WHERE box = ?)")
+            params.append(box)
+        if since is not None:
+            clauses.append(f"{alias}.created_utc >= ?")
+            params.append(utc_key(since))
+        if until is not None:
+            clauses.append(f"{alias}.created_utc <= ?")
+            params.append(utc_key(until))
+        return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+    # -- counts -----------------------------------------------------------
+    def link_count(self) -> int:
+        return self.db.execute("SELECT count(*) FROM links").fetchone()[0]
+
+    def boxes(self) -> list[tuple[str, int]]:
+        return [tuple(r) for r in self.db.execute("SELECT box, count(*) FROM note_boxes GROUP BY box ORDER BY 2 DESC, 1")]
+
+    # -- embeddings bookkeeping ------------------------------------------
+    def pending_embeddings(self) -> list[str]:
+        rows = self.db.execute("SELECT id FROM notes WHERE embedded_hash IS NULL OR embedded_hash != text_hash")
+        return [r[0] for r in rows]
+
+    def embedded_count(self) -> int:
+        return self.db.execute("SELECT count(*) FROM notes WHERE embedded_hash = text_hash").fetchone()[0]
+
+    def mark_embedded(self, ids: list[str]) -> None:
+        self.db.conn.executemany("UPDATE notes SET embedded_hash = text_hash WHERE id = ?", [(i,) for i in ids])
+
+    def clear_embedded(self) -> None:
+        self.db.execute("UPDATE notes SET embedded_hash = NULL")
+
+    def pending_vector_deletes(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT id FROM vector_deletes")]
+
+    def clear_vector_deletes(self, ids: list[str]) -> None:
+        self.db.conn.executemany("DELETE FROM vector_deletes WHERE id = ?", [(i,) for i in ids])
+
+    # -- full text --------------------------------------------------------
+    def fts_search(self, query: str, limit: int, where: str = "", params: list | None = None) -> list[tuple[str, float]]:
+        """BM25 over content, keywords, tags and context. Every token is quoted, so no
+        user text can change the query's meaning."""
+        match = fts_query(query)
+        if not match:
+            return []
+        extra = f"AND notes_fts.id IN (SELECT notes.id FROM notes {where})" if where else ""
+        sql = (
+            "SELECT id, bm25(notes_fts, 0, 1.0, 0.8, 0.5, 0.6) AS score FROM notes_fts "
+            f"WHERE notes_fts MATCH ? {extra} ORDER BY score LIMIT ?"
+        )
+        rows = self.db.execute(sql, [match, *(params or []), limit]).fetchall()
+        return [(r[0], -float(r[1])) for r in rows]
+
+    def reset(self) -> None:
+        """Forget everything indexed (the files stay)."""
+        with self.transaction():
+            for table in ("note_keywords", "note_tags", "note_boxes", "links", "notes_fts", "notes", "files"):
+                self.db.execute(f"DELETE FROM {table}")
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text: str) -> str:
+    """Quote each word token and OR them: BM25 ranks notes matching more and rarer words higher."""
+    tokens = list(dict.fromkeys(t.lower() for t in _TOKEN.findall(text)))
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+
+
+_NOTE_COLS = "id, content, keywords, tags, context, created, updated, links, backlinks, boxes, metadata, extra"
+
+
+def _row_to_note(row) -> Note:
+    return Note(
+        id=row[0],
+        content=row[1],
+        keywords=json.loads(row[2]),
+        tags=json.loads(row[3]),
+        context=row[4] or "",
+        created_at=to_datetime(row[5]) if row[5] else None,
+        updated_at=to_datetime(row[6]) if row[6] else None,
+        links=json.loads(row[7]),
+        backlinks=json.loads(row[8]),
+        boxes=json.loads(row[9]),
+        metadata=json.loads(row[10]),
+        extra=json.loads(row[11]),
+    )
