@@ -1,0 +1,116 @@
+"""The Python API, in the form the A-MEM write-up deploys it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .config import load_settings, with_overrides
+from .container import Container
+from .models import Note
+from .services.notes import NoteService
+
+
+class NoteBuilder:
+    """Builds a Note ready for `AgentMemory.add_note`."""
+
+    def build(
+        self,
+        content: str,
+        keywords: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        context: str | None = None,
+        **fields: Any,
+    ) -> Note:
+        return NoteService.build(content, keywords=keywords, tags=tags, context=context, **fields)
+
+
+class AgentMemory:
+    """A vault of notes, from Python.
+
+    `AgentMemory("~/notes")`, or the write-up's form
+    `AgentMemory(chroma_path=..., graph_path=..., llm_model=...)`: the vault is then the
+    folder holding `graph_path` (or `chroma_path`).
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        chroma_path: str | Path | None = None,
+        graph_path: str | Path | None = None,
+        llm_model: str | None = None,
+        embedder: str | None = None,
+        embedding_model: str | None = None,
+        chroma_url: str | None = None,
+    ):
+        if path is None and (graph_path or chroma_path):
+            path = Path(graph_path or chroma_path).expanduser()
+            path = path.parent if path.suffix else path
+        settings = load_settings(dir=str(path) if path is not None else None)
+        settings = with_overrides(settings, embedder=embedder, embedding_model=embedding_model, chroma_url=chroma_url)
+        self.llm_model = llm_model  # used by the A-MEM pipeline
+        self._c = Container(settings, create=True)
+
+    @property
+    def path(self) -> Path:
+        return self._c.vault.root
+
+    def add_note(self, note: Note) -> Note:
+        return self._c.notes.add_note(note)
+
+    def add(
+        self,
+        content: str,
+        *,
+        keywords: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        context: str | None = None,
+        created_at: datetime | str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Note:
+        return self._c.notes.add(
+            content, keywords=keywords, tags=tags, context=context, created_at=created_at, metadata=metadata
+        )
+
+    def add_many(self, items: Iterable[Mapping[str, Any]]) -> list[Note]:
+        return self._c.notes.add_many(items)
+
+    def retrieve(self, query: str, top_k: int = 5) -> list[Note]:
+        return [hit.note for hit in self._c.search.search(query, limit=top_k)]
+
+    def search(self, query: str, top_k: int = 5, **filters: Any):
+        return self._c.search.search(query, limit=top_k, **filters)
+
+    def get(self, note_id: str) -> Note:
+        return self._c.notes.get(note_id)
+
+    def delete(self, note_id: str) -> Note:
+        return self._c.notes.delete(note_id)
+
+    @staticmethod
+    def build_context(notes: Iterable[Note]) -> str:
+        """A prompt-ready block: each note with its date, context, keywords and tags."""
+        blocks = []
+        for n in notes:
+            head = f"[{n.id}]" + (f" {n.created_at:%Y-%m-%d %H:%M}" if n.created_at else "")
+            lines = [head, n.content.strip()]
+            if n.context:
+                lines.append(f"Context: {n.context}")
+            if n.keywords:
+                lines.append("Keywords: " + ", ".join(n.keywords))
+            if n.tags:
+                lines.append("Tags: " + ", ".join(n.tags))
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks)
+
+    def close(self) -> None:
+        self._c.close()
+
+    def __enter__(self) -> "AgentMemory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

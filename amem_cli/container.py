@@ -1,0 +1,63 @@
+"""The composition root: the one place that reads settings and picks backends."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cached_property
+
+from .config import Settings
+from .embed.base import Embedder
+from .index.sqlite import SqliteIndex
+from .index.vectors import VectorIndex
+from .services.indexer import Indexer
+from .services.notes import NoteService
+from .services.search import SearchService
+from .store import Vault
+
+
+class Container:
+    def __init__(self, settings: Settings, *, create: bool = False):
+        self.settings = settings
+        self.vault = Vault(settings.dir)
+        self.vault.ensure(create=create)
+
+    @cached_property
+    def index(self) -> SqliteIndex:
+        return SqliteIndex(self.vault.index_dir / "index.db")
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        if self.settings.embedder == "fake":
+            from .embed.fake import HashEmbedder
+
+            return HashEmbedder()
+        from .embed.sentence import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder(self.settings.embedding_model)
+
+    @cached_property
+    def vectors(self) -> VectorIndex:
+        from .index.vectors import ChromaVectorIndex
+
+        s = self.settings
+        if s.chroma_url:
+            # One server may hold many vaults: one collection per vault unless named.
+            name = s.chroma_collection or "amem-" + hashlib.sha1(str(self.vault.root).encode()).hexdigest()[:16]
+            return ChromaVectorIndex(url=s.chroma_url, collection=name)
+        return ChromaVectorIndex(path=self.vault.index_dir / "chroma", collection=s.chroma_collection or "amem_notes")
+
+    @cached_property
+    def indexer(self) -> Indexer:
+        return Indexer(self.vault, self.index, lambda: self.embedder, lambda: self.vectors)
+
+    @cached_property
+    def notes(self) -> NoteService:
+        return NoteService(self.indexer)
+
+    @cached_property
+    def search(self) -> SearchService:
+        return SearchService(self.indexer)
+
+    def close(self) -> None:
+        if "index" in self.__dict__:
+            self.index.close()

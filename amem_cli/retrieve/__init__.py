@@ -1,0 +1,1 @@
+"""Ranked evidence (keyword, vector, graph) and its fusion."""

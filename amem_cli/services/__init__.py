@@ -1,0 +1,1 @@
+"""Services: what the CLI, the Python API (and later the server) call."""

@@ -1,0 +1,191 @@
+"""Keeps SQLite and the vector store in step with the files (the truth)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import PurePosixPath
+
+from ..embed.base import Embedder
+from ..errors import IndexMismatchError, NoteFormatError
+from ..ids import id_from_stem
+from ..index.sqlite import SqliteIndex
+from ..index.vectors import VectorIndex
+from ..markdown import parse_note
+from ..models import Note, Status, SyncReport
+from ..store import FileStat, Vault, content_hash
+from ..sync import plan_changes
+
+EMBED_BATCH = 256
+Progress = Callable[[int, int], None]
+
+
+class Indexer:
+    def __init__(
+        self,
+        vault: Vault,
+        index: SqliteIndex,
+        embedder: Callable[[], Embedder],
+        vectors: Callable[[], VectorIndex],
+    ):
+        self.vault = vault
+        self.index = index
+        self._embedder = embedder
+        self._vectors = vectors
+        self.problems: list[str] = []  # bad files met by sync in this run, for the caller to show
+
+    # -- files -> SQLite --------------------------------------------------
+    def pending_changes(self) -> int:
+        known = {p: FileStat(r.mtime_ns, r.size) for p, r in self.index.files().items()}
+        return len(plan_changes(self.vault.scan(), known))
+
+    def sync(self, progress: Progress | None = None) -> SyncReport:
+        """Pick up files a person added, edited or deleted. Cheap when nothing changed."""
+        report = SyncReport()
+        if not self.pending_changes():
+            return report
+        with self.vault.lock(), self.index.transaction():
+            rows = self.index.files()
+            known = {p: FileStat(r.mtime_ns, r.size) for p, r in rows.items()}
+            disk = self.vault.scan()
+            changes = plan_changes(disk, known)
+            for path in changes.removed:
+                row = rows[path]
+                if row.note_id and self.index.path_of(row.note_id) == path:
+                    self.index.delete_note(row.note_id)
+                    report.removed += 1
+                self.index.remove_file(path)
+            todo = changes.modified + changes.added
+            for n, path in enumerate(todo, 1):
+                self._sync_file(path, disk[path], rows.get(path), disk, report)
+                if progress:
+                    progress(n, len(todo))
+        self.problems.extend(report.errors)
+        return report
+
+    def _sync_file(self, path: str, stat: FileStat, row, disk: dict, report: SyncReport) -> None:
+        try:
+            data = self.vault.read_bytes(path)
+        except OSError:
+            return  # vanished since the scan: the next sync sees it gone
+        digest = content_hash(data)
+        if row is not None and row.hash == digest:
+            self.index.set_file(path, stat, digest, row.note_id, row.error)
+            return
+        note, error = self._parse(path, data)
+        if note is not None:
+            other = self.index.path_of(note.id)
+            if other not in (None, path) and other in disk:
+                note, error = None, f"{path}: the id {note.id} is already used by {other}; give this note another id"
+        if row is not None and row.note_id and (note is None or note.id != row.note_id):
+            if self.index.path_of(row.note_id) == path:
+                self.index.delete_note(row.note_id)
+        if error:
+            report.errors.append(error)
+            self.index.set_file(path, stat, digest, None, error)
+            return
+        assert note is not None
+        self.index.upsert_note(note, path)
+        self.index.set_file(path, stat, digest, note.id, None)
+        if row is None:
+            report.added += 1
+        else:
+            report.updated += 1
+
+    @staticmethod
+    def _parse(path: str, data: bytes) -> tuple[Note | None, str | None]:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            return None, f"{path}:{line}: not UTF-8 text; the file was skipped"
+        if "\x00" in text:
+            return None, f"{path}: a binary file, not a Markdown note; it was skipped"
+        try:
+            return parse_note(text, path=path, fallback_id=id_from_stem(PurePosixPath(path).stem)), None
+        except NoteFormatError as exc:
+            return None, exc.message
+
+    def record_written(self, note: Note, path: str, stat: FileStat, text: str) -> None:
+        """Index a note amem has just written (caller holds the lock)."""
+        with self.index.transaction():
+            self.index.upsert_note(note, path)
+            self.index.set_file(path, stat, content_hash(text.encode("utf-8")), note.id, None)
+
+    # -- SQLite -> vectors ------------------------------------------------
+    def embedder(self) -> Embedder:
+        return self._embedder()
+
+    def vectors(self) -> VectorIndex:
+        """The vector store, after checking it holds vectors of this embedder."""
+        embedder = self._embedder()
+        stored = self.index.get_meta("embedder")
+        if stored is not None and stored != embedder.identity:
+            raise IndexMismatchError(
+                f"the index holds vectors of {stored}, but the embedder is {embedder.identity}",
+                hint="run `amem reindex` to re-embed every note with the new model",
+            )
+        vectors = self._vectors()
+        if stored is None:
+            with self.vault.lock():
+                self.index.set_meta("embedder", embedder.identity)
+        return vectors
+
+    def flush_vectors(self, progress: Progress | None = None) -> int:
+        """Embed notes whose text changed, drop vectors of deleted notes. Returns how many were embedded."""
+        if not self.index.pending_embeddings() and not self.index.pending_vector_deletes():
+            return 0
+        vectors = self.vectors()
+        embedder = self._embedder()
+        done = 0
+        with self.vault.lock():
+            pending = self.index.pending_embeddings()
+            for start in range(0, len(pending), EMBED_BATCH):
+                batch = pending[start : start + EMBED_BATCH]
+                notes = self.index.get_many(batch)
+                ids = [i for i in batch if i in notes]
+                vectors.upsert(ids, embedder.embed([notes[i].embedding_text() for i in ids]))
+                with self.index.transaction():
+                    self.index.mark_embedded(ids)
+                done += len(ids)
+                if progress:
+                    progress(done, len(pending))
+            deletes = self.index.pending_vector_deletes()
+            if deletes:
+                vectors.delete(deletes)
+                with self.index.transaction():
+                    self.index.clear_vector_deletes(deletes)
+        return done
+
+    def reindex(self, progress: Progress | None = None) -> SyncReport:
+        """Rebuild SQLite from the files and re-embed every note."""
+        with self.vault.lock():
+            self.index.reset()
+            report = self.sync(progress=progress)
+            vectors = self._vectors()
+            vectors.reset()
+            with self.index.transaction():
+                self.index.set_meta("embedder", self._embedder().identity)
+                self.index.db.execute("DELETE FROM vector_deletes")
+                self.index.clear_embedded()
+        self.flush_vectors(progress=progress)
+        return report
+
+    # -- health -----------------------------------------------------------
+    def status(self, vector_store: str) -> Status:
+        """How the index stands against the files, read before any sync."""
+        pending = self.pending_changes()
+        identity = self.index.get_meta("embedder")
+        name, _, dims = identity.rpartition(":") if identity else (None, "", None)
+        return Status(
+            vault=str(self.vault.root),
+            notes=len(self.vault.scan()),
+            indexed=self.index.count(),
+            embedded=self.index.embedded_count(),
+            links=self.index.link_count(),
+            boxes=len(self.index.boxes()),
+            pending_changes=pending,
+            embedding_model=name,
+            embedding_dimensions=int(dims) if dims else None,
+            vector_store=vector_store,
+            errors=self.index.file_errors(),
+        )

@@ -1,0 +1,174 @@
+"""Adding, reading, changing and removing notes: files first, then the index."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from ..errors import NotFoundError, UsageError
+from ..ids import check_id, is_valid_id, new_id
+from ..markdown import normalise_text, parse_note, render_note, str_list
+from ..models import Note
+from ..store import content_hash
+from ..timeutil import now, to_datetime
+from .indexer import Indexer
+
+NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", "metadata")
+
+
+class NoteService:
+    def __init__(self, indexer: Indexer):
+        self.indexer = indexer
+        self.vault = indexer.vault
+        self.index = indexer.index
+
+    # -- building ---------------------------------------------------------
+    @staticmethod
+    def build(
+        content: str,
+        *,
+        keywords: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        context: str | None = None,
+        boxes: Iterable[str] | None = None,
+        created_at: datetime | str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        id: str | None = None,
+    ) -> Note:
+        """A new, unsaved note with a fresh id. Raises UsageError on empty content."""
+        if not isinstance(content, str) or not content.strip():
+            raise UsageError("the note is empty", hint="give the note some text")
+        created = to_datetime(created_at) if created_at is not None else now()
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise UsageError("metadata must be a mapping of keys to values")
+        try:
+            note = Note(
+                id=check_id(id) if id else new_id(created),
+                content=normalise_text(content).strip(),
+                keywords=str_list(list(keywords or []), "keywords"),
+                tags=[t.lstrip("#") for t in str_list(list(tags or []), "tags")],
+                context=" ".join((context or "").split()),
+                created_at=created,
+                updated_at=now(),
+                boxes=str_list(list(boxes or []), "boxes"),
+                metadata=dict(metadata or {}),
+            )
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        return note
+
+    # -- writes -----------------------------------------------------------
+    def add_note(self, note: Note, *, embed: bool = True) -> Note:
+        return self.add_notes([note], embed=embed)[0]
+
+    def add_notes(self, notes: list[Note], *, embed: bool = True) -> list[Note]:
+        """Write each note's file, index it, then embed them in one batch."""
+        self.indexer.sync()
+        with self.vault.lock():
+            for note in notes:
+                if not note.content.strip():
+                    raise UsageError("the note is empty", hint="give the note some text")
+                if not is_valid_id(note.id):
+                    check_id(note.id)
+                if self.index.path_of(note.id) is not None:
+                    raise UsageError(f"a note with the id {note.id} exists already", hint="leave the id out to get a new one")
+                if note.updated_at is None:
+                    note.updated_at = now()
+                path = self.vault.path_for_new(note.id)
+                if self.vault.stat(path) is not None:
+                    raise UsageError(f"the file {path} exists already", hint="leave the id out to get a new one")
+                text = render_note(note)
+                stat = self.vault.write_text(path, text)
+                self.indexer.record_written(note, path, stat, text)
+        if embed:
+            self.indexer.flush_vectors()
+        return notes
+
+    def add(self, content: str, **fields: Any) -> Note:
+        return self.add_note(self.build(content, **fields))
+
+    def add_many(self, items: Iterable[Mapping[str, Any]]) -> list[Note]:
+        notes = []
+        for n, item in enumerate(items, 1):
+            if not isinstance(item, Mapping):
+                raise UsageError(f"item {n} is not a mapping", hint="give dicts with a 'content' key")
+            unknown = set(item) - set(NOTE_FIELDS) - {"id"}
+            if unknown:
+                raise UsageError(f"item {n} has unknown keys: {', '.join(sorted(unknown))}")
+            item = dict(item)
+            content = item.pop("content", None)
+            notes.append(self.build(content, **item))
+        return self.add_notes(notes)
+
+    def update(self, note_id: str, change, *, embed: bool = True) -> Note:
+        """Re-read a note from its file, apply `change(note) -> note`, write it back;
+        refuses if the file changes in between (a person's edit wins)."""
+        self.indexer.sync()
+        with self.vault.lock():
+            path = self._path(note_id)
+            data = self.vault.read_bytes(path)
+            current = parse_note(data.decode("utf-8"), path=path, fallback_id=note_id)
+            new = change(replace(current))
+            if new == current:
+                return current
+            new.updated_at = now()
+            text = render_note(new)
+            stat = self.vault.write_text(path, text, expect_hash=content_hash(data))
+            self.indexer.record_written(new, path, stat, text)
+        if embed:
+            self.indexer.flush_vectors()
+        return new
+
+    def delete(self, note_id: str) -> Note:
+        """Remove a note's file and index entry, and the links other notes have to it."""
+        self.indexer.sync()
+        with self.vault.lock():
+            note = self.get(note_id, sync=False)
+            path = self._path(note_id)
+            referrers = {
+                r[0]
+                for r in self.index.db.execute(
+                    "SELECT id FROM notes WHERE id != ? AND (links LIKE ? OR backlinks LIKE ?)",
+                    [note_id, f'%"{note_id}"%', f'%"{note_id}"%'],
+                )
+            }
+            for other in sorted(referrers):
+                self.update(other, lambda n: _without_link(n, note_id), embed=False)
+            self.vault.delete(path)
+            with self.index.transaction():
+                self.index.delete_note(note_id)
+                self.index.remove_file(path)
+        return note
+
+    # -- reads ------------------------------------------------------------
+    def get(self, note_id: str, *, sync: bool = True) -> Note:
+        check_id(note_id)
+        if sync:
+            self.indexer.sync()
+        note = self.index.get(note_id)
+        if note is None:
+            raise NotFoundError(f"no note with the id {note_id}", hint="see `amem list` for the ids")
+        return note
+
+    def path_of(self, note_id: str) -> str:
+        return self._path(check_id(note_id))
+
+    def list(self, **filters: Any) -> list[Note]:
+        self.indexer.sync()
+        return self.index.list_notes(**filters)
+
+    def _path(self, note_id: str) -> str:
+        path = self.index.path_of(note_id)
+        if path is None:
+            raise NotFoundError(f"no note with the id {note_id}", hint="see `amem list` for the ids")
+        return path
+
+
+def _without_link(note: Note, target: str) -> Note:
+    return replace(
+        note,
+        links=[x for x in note.links if x != target],
+        backlinks=[x for x in note.backlinks if x != target],
+    )
