@@ -1,0 +1,1 @@
+"""The command line: Typer + Rich only, a thin layer over the services."""

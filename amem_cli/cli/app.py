@@ -1,0 +1,112 @@
+"""The root command: global options, command registration, the error boundary."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from .. import __version__
+from ..errors import AmemError
+from .output import err_console, fail, warn
+
+app = typer.Typer(
+    name="amem",
+    help="Local agentic memory: Markdown notes that link, evolve and are found again.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"amem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    dir: Annotated[
+        str | None,
+        typer.Option("--dir", "-d", help="The vault folder (else $AMEM_DIR, else the platform's data folder).", show_default=False),
+    ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option("--embedder", help="'sentence-transformers' (default) or 'fake' (hashing, for tests).", show_default=False),
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    ctx.obj = {"dir": dir, "embedder": embedder}
+
+
+def command(name: str | None = None, **kwargs: Any) -> Callable:
+    """Register a command and put it behind the error boundary: an AmemError becomes
+    one line (or a JSON error object) and its exit code, never a traceback."""
+
+    def register(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            as_json = bool(kw.get("json_output"))
+            try:
+                return fn(*args, **kw)
+            except AmemError as exc:
+                fail(exc.message, exc.hint, as_json=as_json)
+                raise typer.Exit(exc.exit_code) from None
+            except KeyboardInterrupt:
+                err_console.print("Interrupted.")
+                raise typer.Exit(130) from None
+            except (typer.Exit, typer.Abort):
+                raise
+            except Exception as exc:
+                if os.environ.get("AMEM_DEBUG"):
+                    raise
+                fail(
+                    f"internal error: {exc.__class__.__name__}: {exc}",
+                    "this is a bug in amem; run again with AMEM_DEBUG=1 for the traceback and report it",
+                    as_json=as_json,
+                )
+                raise typer.Exit(70) from None
+
+        app.command(name, **kwargs)(wrapper)
+        return fn
+
+    return register
+
+
+def container(ctx: typer.Context, *, create: bool = False):
+    """The services for this run, built from the settings (flags win)."""
+    from ..config import load_settings
+    from ..container import Container
+
+    root_ctx = ctx.find_root()
+    flags = root_ctx.obj or {}
+    if "container" not in flags:
+        c = Container(load_settings(dir=flags.get("dir"), embedder=flags.get("embedder")), create=create)
+        flags["container"] = c
+
+        def close() -> None:
+            if "indexer" in c.__dict__:
+                for problem in dict.fromkeys(c.indexer.problems):
+                    warn(problem)
+            c.close()
+
+        root_ctx.call_on_close(close)
+    return flags["container"]
+
+
+# Register the commands (each module adds its own to `app`).
+from .commands import notes as _notes  # noqa: E402,F401
+from .commands import search as _search  # noqa: E402,F401
+from .commands import vault as _vault  # noqa: E402,F401
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,154 @@
+"""Commands on single notes: add, show, list, edit, rm."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from typing import Annotated
+
+import typer
+
+from ...errors import UsageError
+from ..app import command, container
+from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, SinceOpt, TagOpt, UntilOpt
+from ..output import console, escape, print_json, snippet
+
+
+def _parse_meta(items: list[str] | None) -> dict[str, str]:
+    meta = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--meta wants key=value, got {item!r}", hint="for example --meta source=chat")
+        meta[key.strip()] = value
+    return meta
+
+
+def _read_text(text: str | None) -> str:
+    if text is None or text == "-":
+        if text is None and sys.stdin.isatty():
+            raise UsageError("no text to add", hint="give it as an argument, or pipe it: echo TEXT | amem add")
+        return sys.stdin.read()
+    return text
+
+
+@command("add")
+def add(
+    ctx: typer.Context,
+    text: Annotated[str | None, typer.Argument(help="The note's text; '-' or nothing reads standard input.", show_default=False)] = None,
+    keyword: Annotated[list[str] | None, typer.Option("--keyword", "-k", help="A keyword (repeatable).")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", "-t", help="A tag (repeatable).")] = None,
+    context: Annotated[str | None, typer.Option("--context", help="One sentence: the note's topic and purpose.")] = None,
+    box: Annotated[list[str] | None, typer.Option("--box", "-b", help="A box to file the note in (repeatable).")] = None,
+    meta: Annotated[list[str] | None, typer.Option("--meta", "-m", help="Free-form metadata key=value (repeatable).")] = None,
+    created: Annotated[str | None, typer.Option("--created", help="When it happened (default: now).")] = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Add a note. Prints its id."""
+    content = _read_text(text)
+    c = container(ctx)
+    note = c.notes.add(
+        content, keywords=keyword, tags=tag, context=context, boxes=box, metadata=_parse_meta(meta), created_at=created
+    )
+    if json_output:
+        print_json(note.to_dict())
+    else:
+        typer.echo(note.id)
+
+
+@command("show")
+def show(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
+    """Show one note."""
+    note = container(ctx).notes.get(note_id)
+    if json_output:
+        print_json(note.to_dict())
+        return
+    console.print(f"[bold]{note.id}[/]  [dim]{note.created_at.isoformat() if note.created_at else ''}[/]")
+    for label, values in (("keywords", note.keywords), ("tags", note.tags), ("boxes", note.boxes)):
+        if values:
+            console.print(f"[dim]{label}:[/] {escape(', '.join(values))}")
+    if note.context:
+        console.print(f"[dim]context:[/] {escape(note.context)}")
+    if note.links:
+        console.print(f"[dim]links:[/] {' '.join(note.links)}")
+    if note.backlinks:
+        console.print(f"[dim]backlinks:[/] {' '.join(note.backlinks)}")
+    if note.metadata:
+        console.print(f"[dim]metadata:[/] {escape(str(note.metadata))}")
+    console.print()
+    console.print(escape(note.content))
+
+
+@command("list")
+def list_(
+    ctx: typer.Context,
+    tag: TagOpt = None,
+    box: BoxOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    limit: LimitOpt = 50,
+    json_output: JsonOpt = False,
+) -> None:
+    """List notes, newest first."""
+    from ...timeutil import to_datetime
+
+    notes = container(ctx).notes.list(
+        tags=tag,
+        boxes=box,
+        since=to_datetime(since) if since else None,
+        until=to_datetime(until) if until else None,
+        limit=limit,
+    )
+    if json_output:
+        print_json([n.to_dict() for n in notes])
+        return
+    if not notes:
+        console.print("[dim]No notes.[/]")
+        return
+    for n in notes:
+        date = n.created_at.strftime("%Y-%m-%d") if n.created_at else ""
+        tags = f" [cyan]{escape(' '.join('#' + t for t in n.tags))}[/]" if n.tags else ""
+        console.print(f"[bold]{n.id}[/] [dim]{date}[/] {escape(snippet(n.content, 80))}{tags}")
+
+
+@command("edit")
+def edit(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
+    """Open a note in $EDITOR, then index the result."""
+    c = container(ctx)
+    c.notes.get(note_id)  # an unknown id fails here, before an editor opens
+    rel = c.notes.path_of(note_id)
+    path = c.vault.abspath(rel)
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    try:
+        rc = subprocess.call([*shlex.split(editor), str(path)])
+    except OSError as exc:
+        raise UsageError(f"cannot start the editor {editor!r}: {exc.strerror}", hint="set $EDITOR") from None
+    if rc != 0:
+        raise UsageError(f"the editor exited with status {rc}; the note was left as it is on disk")
+    problems = [e for e in c.indexer.sync().errors if e.startswith(rel)]
+    if problems:
+        raise UsageError(problems[0], hint="edit the note again to fix it; it is not indexed until then")
+    c.indexer.flush_vectors()
+    note = c.notes.get(note_id, sync=False)
+    if json_output:
+        print_json(note.to_dict())
+    else:
+        typer.echo(note.id)
+
+
+@command("rm")
+def rm(
+    ctx: typer.Context,
+    note_ids: Annotated[list[str], typer.Argument(help="The ids of the notes to remove.", show_default=False)],
+    json_output: JsonOpt = False,
+) -> None:
+    """Remove notes, and the links other notes have to them."""
+    c = container(ctx)
+    removed = [c.notes.delete(i).id for i in note_ids]
+    if json_output:
+        print_json({"removed": removed})
+    else:
+        for i in removed:
+            typer.echo(f"removed {i}")

@@ -1,0 +1,73 @@
+"""Commands on the whole vault: init, reindex, status."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..app import command, container
+from ..options import JsonOpt
+from ..output import console, print_json
+
+GITIGNORE = "# amem's index is derived from the notes: `amem reindex` rebuilds it.\n.amem/\n"
+
+
+@command("init")
+def init(ctx: typer.Context, json_output: JsonOpt = False) -> None:
+    """Create a vault (a folder you may keep under git)."""
+    c = container(ctx, create=True)
+    gitignore = c.vault.root / ".gitignore"
+    if not gitignore.exists():
+        c.vault.write_text(".gitignore", GITIGNORE)
+    elif ".amem/" not in gitignore.read_text(encoding="utf-8", errors="replace").split():
+        c.vault.write_text(".gitignore", gitignore.read_text(encoding="utf-8").rstrip("\n") + "\n" + GITIGNORE)
+    report = c.indexer.sync()
+    if json_output:
+        print_json({"vault": str(c.vault.root), "notes": c.index.count(), "indexed": report.added})
+    else:
+        console.print(f"Vault ready at [bold]{c.vault.root}[/] ({c.index.count()} notes).")
+
+
+@command("reindex")
+def reindex(
+    ctx: typer.Context,
+    json_output: JsonOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Rebuild the index from the note files and re-embed every note."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    c = container(ctx)
+    show = not (quiet or json_output)
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), disable=not show, transient=True
+    ) as bar:
+        task = bar.add_task("Indexing", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = c.indexer.reindex(progress=progress)
+    data = {"notes": c.index.count(), "embedded": c.index.embedded_count(), "errors": report.errors}
+    if json_output:
+        print_json(data)
+    else:
+        console.print(f"Indexed {data['notes']} notes, embedded {data['embedded']}.")
+
+
+@command("status")
+def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
+    """Counts, index health, files changed since the last index, the embedding model."""
+    c = container(ctx)
+    st = c.indexer.status(vector_store=c.settings.chroma_url or "local")
+    if json_output:
+        print_json(st.to_dict())
+        return
+    console.print(f"[bold]Vault[/] {st.vault}")
+    console.print(f"  notes {st.notes}, indexed {st.indexed}, embedded {st.embedded}, links {st.links}, boxes {st.boxes}")
+    console.print(f"  files changed since the last index: {st.pending_changes}")
+    model = f"{st.embedding_model} ({st.embedding_dimensions} dimensions)" if st.embedding_model else "none yet"
+    console.print(f"  embedding model: {model}; vectors: {st.vector_store}")
+    for e in st.errors:
+        console.print(f"  [red]problem:[/] {e}")
