@@ -22,7 +22,7 @@ _WIKILINK = re.compile(r"^\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]$")
 _YAML = YAMLHandler()  # python-frontmatter's handler loads with yaml.SafeLoader
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml when present: ~10x faster
     """Safe dumping, with date-times written as ISO 8601 (`2025-01-03T09:15:00+00:00`)."""
 
 
@@ -98,6 +98,8 @@ def _note_from_data(data: dict, body: str, fallback_id: str | None, path: str) -
         backlinks=[unwrap_link(x) for x in str_list(data.get("backlinks"), "backlinks")],
         boxes=str_list(data.get("boxes"), "boxes"),
         metadata=_plain(metadata),
+        previous=_one_link(data.get("previous"), "previous"),
+        next=_one_link(data.get("next"), "next"),
         extra={k: _plain(v) for k, v in data.items() if k not in NOTE_KEYS},
     )
 
@@ -113,13 +115,14 @@ def render_note(note: Note) -> str:
         "updated": note.updated_at,
         "links": [f"[[{x}]]" for x in note.links],
         "backlinks": [f"[[{x}]]" for x in note.backlinks],
+        "previous": f"[[{note.previous}]]" if note.previous else None,
+        "next": f"[[{note.next}]]" if note.next else None,
         "boxes": list(note.boxes),
         "metadata": dict(note.metadata),
     }
-    if data["created"] is None:
-        del data["created"]
-    if data["updated"] is None:
-        del data["updated"]
+    for key in ("created", "updated", "previous", "next"):
+        if data[key] is None:
+            del data[key]
     data.update({k: v for k, v in note.extra.items() if k not in data})
     fm = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10**9)
     return f"{_FENCE}\n{fm}{_FENCE}\n{note.content}\n"
@@ -129,6 +132,14 @@ def unwrap_link(value: str) -> str:
     """`[[id]]`, `[[id|alias]]` or `id` -> `id`."""
     m = _WIKILINK.match(value.strip())
     return (m.group(1) if m else value).strip()
+
+
+def _one_link(value: Any, name: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be one note id")
+    return unwrap_link(value) or None
 
 
 def str_list(value: Any, name: str = "value") -> list[str]:

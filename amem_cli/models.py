@@ -16,6 +16,8 @@ NOTE_KEYS = (
     "updated",
     "links",
     "backlinks",
+    "previous",
+    "next",
     "boxes",
     "metadata",
 )
@@ -36,6 +38,9 @@ class Note:
     backlinks: list[str] = field(default_factory=list)
     boxes: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Sequence links (Folgezettel): the note that came just before / after this one.
+    previous: str | None = None
+    next: str | None = None
     # Frontmatter keys a person added that amem does not own; kept as they are.
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -51,6 +56,8 @@ class Note:
             "updated_at": self.updated_at.isoformat() if self.updated_at else None,
             "links": list(self.links),
             "backlinks": list(self.backlinks),
+            "previous": self.previous,
+            "next": self.next,
             "boxes": list(self.boxes),
             "metadata": dict(self.metadata),
         }

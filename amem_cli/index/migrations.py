@@ -20,8 +20,9 @@ def m001_initial(db):
             id TEXT PRIMARY KEY, path TEXT NOT NULL, content TEXT NOT NULL, context TEXT,
             keywords TEXT, tags TEXT, links TEXT, backlinks TEXT, boxes TEXT,
             metadata TEXT, extra TEXT, created TEXT, updated TEXT, created_utc TEXT,
-            text_hash TEXT, embedded_hash TEXT
+            text_hash TEXT, embedded_hash TEXT, previous TEXT, next TEXT, speaker TEXT
         );
+        CREATE INDEX IF NOT EXISTS notes_speaker ON notes(speaker);
         CREATE INDEX IF NOT EXISTS notes_created ON notes(created_utc);
         CREATE TABLE IF NOT EXISTS note_keywords (note_id TEXT, keyword TEXT, PRIMARY KEY (note_id, keyword));
         CREATE INDEX IF NOT EXISTS note_keywords_kw ON note_keywords(keyword);
@@ -32,9 +33,15 @@ def m001_initial(db):
         CREATE TABLE IF NOT EXISTS links (src TEXT, dst TEXT, kind TEXT, PRIMARY KEY (src, dst, kind));
         CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
         CREATE TABLE IF NOT EXISTS vector_deletes (id TEXT PRIMARY KEY);
+        -- `neighbours` holds the text of the notes just before and after (a reply such as
+        -- "Yes, last Tuesday!" means little alone); `dates` the created date in words.
         CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(
-            id UNINDEXED, content, keywords, tags, context,
+            id UNINDEXED, content, keywords, tags, context, neighbours, dates,
             tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        -- unicode61 does not split CJK text; trigrams find it (queries of 3+ characters).
+        CREATE VIRTUAL TABLE IF NOT EXISTS notes_trigram USING fts5(
+            id UNINDEXED, content, tokenize = 'trigram'
         );
         """
     )

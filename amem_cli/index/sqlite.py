@@ -109,6 +109,9 @@ class SqliteIndex:
             "updated": note.updated_at.isoformat() if note.updated_at else None,
             "created_utc": utc_key(note.created_at),
             "text_hash": content_hash(text.encode("utf-8")),
+            "previous": note.previous,
+            "next": note.next,
+            "speaker": speaker_of(note),
         }
         db = self.db
         old = db.execute("SELECT embedded_hash FROM notes WHERE id = ?", [note.id]).fetchone()
@@ -126,23 +129,54 @@ class SqliteIndex:
                 f"INSERT OR IGNORE INTO {table}(note_id, {col}) VALUES (?, ?)", [(note.id, v) for v in values]
             )
         db.execute("DELETE FROM links WHERE src = ?", [note.id])
-        db.conn.executemany(
-            "INSERT OR IGNORE INTO links(src, dst, kind) VALUES (?, ?, 'link')", [(note.id, d) for d in note.links]
-        )
-        db.execute("DELETE FROM notes_fts WHERE id = ?", [note.id])
+        edges = [(note.id, d, "link") for d in note.links]
+        edges += [(note.id, d, kind) for d, kind in ((note.previous, "previous"), (note.next, "next")) if d]
+        db.conn.executemany("INSERT OR IGNORE INTO links(src, dst, kind) VALUES (?, ?, ?)", edges)
+        db.execute("DELETE FROM notes_trigram WHERE id = ?", [note.id])
+        db.execute("INSERT INTO notes_trigram(id, content) VALUES (?, ?)", [note.id, note.content])
+        # The note's full-text row carries its neighbours' text, and theirs carry its text.
+        for nid in (note.id, note.previous, note.next):
+            if nid:
+                self._refresh_fts(nid)
+
+    def _refresh_fts(self, note_id: str) -> None:
+        db = self.db
+        row = db.execute(
+            "SELECT content, keywords, tags, context, created, previous, next FROM notes WHERE id = ?", [note_id]
+        ).fetchone()
+        if row is None:
+            return
+        content, keywords, tags, context, created, previous, next_ = row
+        neighbours = [
+            r[0] for r in db.execute("SELECT content FROM notes WHERE id IN (?, ?) ORDER BY created_utc", [previous, next_])
+        ]
+        db.execute("DELETE FROM notes_fts WHERE id = ?", [note_id])
         db.execute(
-            "INSERT INTO notes_fts(id, content, keywords, tags, context) VALUES (?, ?, ?, ?, ?)",
-            [note.id, note.content, " ".join(note.keywords), " ".join(note.tags), note.context],
+            "INSERT INTO notes_fts(id, content, keywords, tags, context, neighbours, dates) VALUES (?,?,?,?,?,?,?)",
+            [
+                note_id,
+                content,
+                " ".join(json.loads(keywords)),
+                " ".join(json.loads(tags)),
+                context,
+                "\n".join(neighbours),
+                date_words(to_datetime(created)) if created else "",
+            ],
         )
 
     def delete_note(self, note_id: str) -> None:
         db = self.db
+        row = db.execute("SELECT previous, next FROM notes WHERE id = ?", [note_id]).fetchone()
         for table in ("note_keywords", "note_tags", "note_boxes"):
             db.execute(f"DELETE FROM {table} WHERE note_id = ?", [note_id])
         db.execute("DELETE FROM links WHERE src = ?", [note_id])
         db.execute("DELETE FROM notes_fts WHERE id = ?", [note_id])
+        db.execute("DELETE FROM notes_trigram WHERE id = ?", [note_id])
         db.execute("DELETE FROM notes WHERE id = ?", [note_id])
         db.execute("INSERT OR IGNORE INTO vector_deletes(id) VALUES (?)", [note_id])
+        for neighbour in row or ():
+            if neighbour:
+                self._refresh_fts(neighbour)
 
     def path_of(self, note_id: str) -> str | None:
         row = self.db.execute("SELECT path FROM notes WHERE id = ?", [note_id]).fetchone()
@@ -161,6 +195,11 @@ class SqliteIndex:
             for row in self.db.execute(f"SELECT {_NOTE_COLS} FROM notes WHERE id IN ({marks})", chunk):
                 out[row[0]] = _row_to_note(row)
         return out
+
+    def existing(self, ids: Iterable[str]) -> set[str]:
+        ids = list(ids)
+        marks = ",".join("?" for _ in ids)
+        return {r[0] for r in self.db.execute(f"SELECT id FROM notes WHERE id IN ({marks})", ids)} if ids else set()
 
     def ids(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM notes ORDER BY id")]
@@ -204,10 +243,10 @@ class SqliteIndex:
             params.append(box)
         if since is not None:
             clauses.append(f"{alias}.created_utc >= ?")
-            params.append(utc_key(since))
+            params.append(utc_key(to_datetime(since)))
         if until is not None:
             clauses.append(f"{alias}.created_utc <= ?")
-            params.append(utc_key(until))
+            params.append(utc_key(to_datetime(until)))
         return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
 
     # -- counts -----------------------------------------------------------
@@ -238,37 +277,95 @@ class SqliteIndex:
         self.db.conn.executemany("DELETE FROM vector_deletes WHERE id = ?", [(i,) for i in ids])
 
     # -- full text --------------------------------------------------------
-    def fts_search(self, query: str, limit: int, where: str = "", params: list | None = None) -> list[tuple[str, float]]:
-        """BM25 over content, keywords, tags and context. Every token is quoted, so no
-        user text can change the query's meaning."""
-        match = fts_query(query)
+    def fts_search(self, words: list[str], limit: int, where: str = "", params: list | None = None) -> list[tuple[str, float]]:
+        """BM25 over a note's content, keywords, tags, context, its neighbours' text and its
+        date, the note's own text weighing most. Every word is quoted, so no user text can
+        change the query's meaning; notes matching more and rarer words rank higher."""
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words if w)
         if not match:
             return []
         extra = f"AND notes_fts.id IN (SELECT notes.id FROM notes {where})" if where else ""
         sql = (
-            "SELECT id, bm25(notes_fts, 0, 1.0, 0.8, 0.5, 0.6) AS score FROM notes_fts "
+            f"SELECT id, bm25(notes_fts, 0, {FTS_WEIGHTS}) AS score FROM notes_fts "
             f"WHERE notes_fts MATCH ? {extra} ORDER BY score LIMIT ?"
         )
         rows = self.db.execute(sql, [match, *(params or []), limit]).fetchall()
         return [(r[0], -float(r[1])) for r in rows]
 
+    def substring_search(self, words: list[str], limit: int, where: str = "", params: list | None = None) -> list[tuple[str, float]]:
+        """For text FTS5 words cannot split (CJK): trigram matches for words of 3+ characters,
+        a plain substring scan for shorter ones. Ranked by how many words a note holds."""
+        extra = f"AND id IN (SELECT notes.id FROM notes {where})" if where else ""
+        hits: dict[str, float] = {}
+        for word in words:
+            if len(word) >= 3:
+                sql = f"SELECT id FROM notes_trigram WHERE notes_trigram MATCH ? {extra} LIMIT ?"
+                args = ['"' + word.replace('"', '""') + '"', *(params or []), limit * 4]
+            else:
+                sql = f"SELECT id FROM notes WHERE instr(lower(content), ?) > 0 {extra} LIMIT ?"
+                args = [word, *(params or []), limit * 4]
+            for (note_id,) in self.db.execute(sql, args):
+                hits[note_id] = hits.get(note_id, 0.0) + 1.0
+        return sorted(hits.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+
+    # -- graph --------------------------------------------------------------
+    def adjacency(self, ids: Iterable[str]) -> dict[str, set[str]]:
+        """Each given note's linked notes, both directions, sequence links included."""
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, set[str]] = {i: set() for i in ids}
+        for start in range(0, len(ids), 400):
+            chunk = ids[start : start + 400]
+            marks = ",".join("?" for _ in chunk)
+            sql = f"SELECT src, dst FROM links WHERE src IN ({marks}) UNION SELECT dst, src FROM links WHERE dst IN ({marks})"
+            for a, b in self.db.execute(sql, chunk + chunk):
+                if a != b:
+                    out.setdefault(a, set()).add(b)
+        return out
+
+    def speakers(self) -> dict[str, str]:
+        """Known speakers, lower-cased name -> name."""
+        rows = self.db.execute("SELECT DISTINCT speaker FROM notes WHERE speaker IS NOT NULL")
+        return {r[0].lower(): r[0] for r in rows}
+
+    def speaker_notes(self, names: list[str], ids: Iterable[str]) -> set[str]:
+        """Which of `ids` were said by one of `names`."""
+        ids = list(ids)
+        if not names or not ids:
+            return set()
+        marks = ",".join("?" for _ in ids)
+        names_marks = ",".join("?" for _ in names)
+        sql = f"SELECT id FROM notes WHERE id IN ({marks}) AND lower(speaker) IN ({names_marks})"
+        return {r[0] for r in self.db.execute(sql, ids + [n.lower() for n in names])}
+
     def reset(self) -> None:
         """Forget everything indexed (the files stay)."""
         with self.transaction():
-            for table in ("note_keywords", "note_tags", "note_boxes", "links", "notes_fts", "notes", "files"):
+            for table in ("note_keywords", "note_tags", "note_boxes", "links", "notes_fts", "notes_trigram", "notes", "files"):
                 self.db.execute(f"DELETE FROM {table}")
 
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
+# bm25 column weights: content, keywords, tags, context, neighbours, dates.
+FTS_WEIGHTS = "1.0, 0.8, 0.5, 0.6, 0.3, 0.5"
+
+# "Name: text" or "First Last: text" at the start of a note: who said it.
+_SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
 
 
-def fts_query(text: str) -> str:
-    """Quote each word token and OR them: BM25 ranks notes matching more and rarer words higher."""
-    tokens = list(dict.fromkeys(t.lower() for t in _TOKEN.findall(text)))
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+def speaker_of(note: Note) -> str | None:
+    """Who said or wrote a note: `speaker` in its metadata, else a leading "Name:"."""
+    given = note.metadata.get("speaker")
+    if isinstance(given, str) and given.strip():
+        return given.strip()
+    m = _SPEAKER.match(note.content)
+    return m.group(1) if m else None
 
 
-_NOTE_COLS = "id, content, keywords, tags, context, created, updated, links, backlinks, boxes, metadata, extra"
+def date_words(when: datetime) -> str:
+    """A date as the words a query may use for it: `2023-05-08 8 May 2023 Monday`."""
+    return f"{when:%Y-%m-%d} {when.day} {when:%B} {when.year} {when:%A}"
+
+
+_NOTE_COLS = "id, content, keywords, tags, context, created, updated, links, backlinks, boxes, metadata, extra, previous, next"
 
 
 def _row_to_note(row) -> Note:
@@ -285,4 +382,6 @@ def _row_to_note(row) -> Note:
         boxes=json.loads(row[9]),
         metadata=json.loads(row[10]),
         extra=json.loads(row[11]),
+        previous=row[12],
+        next=row[13],
     )

@@ -47,12 +47,12 @@ class NoteService:
             note = Note(
                 id=check_id(id) if id else new_id(created),
                 content=normalise_text(content).strip(),
-                keywords=str_list(list(keywords or []), "keywords"),
-                tags=[t.lstrip("#") for t in str_list(list(tags or []), "tags")],
+                keywords=str_list(_as_list(keywords), "keywords"),
+                tags=[t.lstrip("#") for t in str_list(_as_list(tags), "tags")],
                 context=" ".join((context or "").split()),
                 created_at=created,
                 updated_at=now(),
-                boxes=str_list(list(boxes or []), "boxes"),
+                boxes=str_list(_as_list(boxes), "boxes"),
                 metadata=dict(metadata or {}),
             )
         except ValueError as exc:
@@ -60,36 +60,68 @@ class NoteService:
         return note
 
     # -- writes -----------------------------------------------------------
-    def add_note(self, note: Note, *, embed: bool = True) -> Note:
-        return self.add_notes([note], embed=embed)[0]
+    def add_note(self, note: Note, *, after: str | None = None, embed: bool = True) -> Note:
+        return self.add_notes([note], after=after, embed=embed)[0]
 
-    def add_notes(self, notes: list[Note], *, embed: bool = True) -> list[Note]:
-        """Write each note's file, index it, then embed them in one batch."""
+    def add_notes(
+        self, notes: list[Note], *, chain: bool = False, after: str | None = None, embed: bool = True
+    ) -> list[Note]:
+        """Write each note's file, index it, then embed them in one batch.
+
+        `chain` links the notes in order as a sequence (each records its predecessor and
+        successor); `after` continues the sequence of an existing note."""
         self.indexer.sync()
+        if len({n.id for n in notes}) != len(notes):
+            raise UsageError("two of the notes share an id", hint="give each note its own id, or none")
+        if chain:
+            for before, note in zip(notes, notes[1:]):
+                before.next, note.previous = note.id, before.id
         with self.vault.lock():
-            for note in notes:
-                if not note.content.strip():
-                    raise UsageError("the note is empty", hint="give the note some text")
-                if not is_valid_id(note.id):
-                    check_id(note.id)
-                if self.index.path_of(note.id) is not None:
-                    raise UsageError(f"a note with the id {note.id} exists already", hint="leave the id out to get a new one")
-                if note.updated_at is None:
-                    note.updated_at = now()
-                path = self.vault.path_for_new(note.id)
-                if self.vault.stat(path) is not None:
-                    raise UsageError(f"the file {path} exists already", hint="leave the id out to get a new one")
-                text = render_note(note)
-                stat = self.vault.write_text(path, text)
-                self.indexer.record_written(note, path, stat, text)
+            paths = [self._check_new(note) for note in notes]
+            if after is not None and notes:
+                self._insert_after(after, notes[0], notes[-1])
+            # One index transaction for the batch; a crash half-way leaves files the next sync indexes.
+            with self.index.transaction():
+                for note, path in zip(notes, paths):
+                    if note.updated_at is None:
+                        note.updated_at = now()
+                    text = render_note(note)
+                    stat = self.vault.write_text(path, text)
+                    self.indexer.record_written(note, path, stat, text)
         if embed:
             self.indexer.flush_vectors()
         return notes
 
-    def add(self, content: str, **fields: Any) -> Note:
-        return self.add_note(self.build(content, **fields))
+    def _check_new(self, note: Note) -> str:
+        """The path for a new note, after checking nothing is in its way."""
+        if not note.content.strip():
+            raise UsageError("the note is empty", hint="give the note some text")
+        if not is_valid_id(note.id):
+            check_id(note.id)
+        if self.index.path_of(note.id) is not None:
+            raise UsageError(f"a note with the id {note.id} exists already", hint="leave the id out to get a new one")
+        path = self.vault.path_for_new(note.id)
+        if self.vault.stat(path) is not None:
+            raise UsageError(f"the file {path} exists already", hint="leave the id out to get a new one")
+        return path
 
-    def add_many(self, items: Iterable[Mapping[str, Any]]) -> list[Note]:
+    def _insert_after(self, after: str, first: Note, last: Note) -> None:
+        """Put the notes first..last into the sequence right after the note `after`."""
+        old_next = self.get(after, sync=False).next
+        first.previous, last.next = after, old_next
+
+        def relink(field: str, value: str):
+            return lambda n: replace(n, **{field: value})
+
+        self.update(after, relink("next", first.id), embed=False)
+        if old_next and self.index.path_of(old_next):
+            self.update(old_next, relink("previous", last.id), embed=False)
+
+    def add(self, content: str, *, after: str | None = None, **fields: Any) -> Note:
+        return self.add_note(self.build(content, **fields), after=after)
+
+    def add_many(self, items: Iterable[Mapping[str, Any]], *, after: str | None = None) -> list[Note]:
+        """Add notes that arrive together, in order, chained as a sequence."""
         notes = []
         for n, item in enumerate(items, 1):
             if not isinstance(item, Mapping):
@@ -100,7 +132,7 @@ class NoteService:
             item = dict(item)
             content = item.pop("content", None)
             notes.append(self.build(content, **item))
-        return self.add_notes(notes)
+        return self.add_notes(notes, chain=True, after=after)
 
     def update(self, note_id: str, change, *, embed: bool = True) -> Note:
         """Re-read a note from its file, apply `change(note) -> note`, write it back;
@@ -130,12 +162,17 @@ class NoteService:
             referrers = {
                 r[0]
                 for r in self.index.db.execute(
-                    "SELECT id FROM notes WHERE id != ? AND (links LIKE ? OR backlinks LIKE ?)",
-                    [note_id, f'%"{note_id}"%', f'%"{note_id}"%'],
+                    "SELECT id FROM notes WHERE id != ? AND (links LIKE ? OR backlinks LIKE ? OR previous = ? OR next = ?)",
+                    [note_id, f'%"{note_id}"%', f'%"{note_id}"%', note_id, note_id],
                 )
             }
-            for other in sorted(referrers):
+            for other in sorted(referrers - {note.previous, note.next}):
                 self.update(other, lambda n: _without_link(n, note_id), embed=False)
+            # Close the gap in a sequence: the neighbours now follow each other.
+            if note.previous and self.index.path_of(note.previous):
+                self.update(note.previous, lambda n: replace(_without_link(n, note_id), next=note.next), embed=False)
+            if note.next and self.index.path_of(note.next):
+                self.update(note.next, lambda n: replace(_without_link(n, note_id), previous=note.previous), embed=False)
             self.vault.delete(path)
             with self.index.transaction():
                 self.index.delete_note(note_id)
@@ -171,4 +208,11 @@ def _without_link(note: Note, target: str) -> Note:
         note,
         links=[x for x in note.links if x != target],
         backlinks=[x for x in note.backlinks if x != target],
+        previous=None if note.previous == target else note.previous,
+        next=None if note.next == target else note.next,
     )
+
+
+def _as_list(values: Iterable[str] | str | None) -> list:
+    """One string is one item (not its characters)."""
+    return [values] if isinstance(values, str) else list(values or [])

@@ -44,13 +44,17 @@ def add(
     box: Annotated[list[str] | None, typer.Option("--box", "-b", help="A box to file the note in (repeatable).")] = None,
     meta: Annotated[list[str] | None, typer.Option("--meta", "-m", help="Free-form metadata key=value (repeatable).")] = None,
     created: Annotated[str | None, typer.Option("--created", help="When it happened (default: now).")] = None,
+    after: Annotated[
+        str | None, typer.Option("--after", help="Continue the sequence of this note (it becomes the new note's previous).")
+    ] = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Add a note. Prints its id."""
     content = _read_text(text)
     c = container(ctx)
     note = c.notes.add(
-        content, keywords=keyword, tags=tag, context=context, boxes=box, metadata=_parse_meta(meta), created_at=created
+        content, keywords=keyword, tags=tag, context=context, boxes=box, metadata=_parse_meta(meta), created_at=created,
+        after=after,
     )
     if json_output:
         print_json(note.to_dict())
