@@ -24,6 +24,15 @@ class Settings:
     chroma_url: str | None = None  # a Chroma server instead of the local store
     chroma_collection: str | None = None
     search_limit: int = 10
+    sync_interval: float = 0.0  # seconds between looks for files edited by others (0: every command)
+    # Retrieval: how the keyword, semantic and graph lists are fused.
+    fusion: str = "score"  # "score" (normalised scores) or "rrf" (reciprocal ranks)
+    keyword_weight: float = 1.0
+    semantic_weight: float = 0.5
+    graph_weight: float = 1.0
+    pagerank_damping: float = 0.85
+    pagerank_iterations: int = 20
+    name_boost: float = 0.3  # extra score share for notes by a person the query names
 
 
 def user_config_path() -> Path:
@@ -71,6 +80,11 @@ def _coerce(values: dict[str, Any], source: str) -> dict[str, Any]:
                 value = int(value)
             except (TypeError, ValueError):
                 raise UsageError(f"setting {key!r} in {source} must be a whole number") from None
+        elif known[key].type in ("float", float):
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise UsageError(f"setting {key!r} in {source} must be a number") from None
         out[key] = value
     return out
 

@@ -11,7 +11,7 @@ from .index.sqlite import SqliteIndex
 from .index.vectors import VectorIndex
 from .services.indexer import Indexer
 from .services.notes import NoteService
-from .services.search import SearchService
+from .services.search import RetrievalSettings, SearchService
 from .store import Vault
 
 
@@ -48,7 +48,9 @@ class Container:
 
     @cached_property
     def indexer(self) -> Indexer:
-        return Indexer(self.vault, self.index, lambda: self.embedder, lambda: self.vectors)
+        return Indexer(
+            self.vault, self.index, lambda: self.embedder, lambda: self.vectors, sync_interval=self.settings.sync_interval
+        )
 
     @cached_property
     def notes(self) -> NoteService:
@@ -56,7 +58,17 @@ class Container:
 
     @cached_property
     def search(self) -> SearchService:
-        return SearchService(self.indexer)
+        s = self.settings
+        return SearchService(
+            self.indexer,
+            RetrievalSettings(
+                fusion=s.fusion,
+                weights={"keyword": s.keyword_weight, "substring": s.keyword_weight, "semantic": s.semantic_weight, "graph": s.graph_weight},
+                pagerank_damping=s.pagerank_damping,
+                pagerank_iterations=s.pagerank_iterations,
+                name_boost=s.name_boost,
+            ),
+        )
 
     def close(self) -> None:
         if "index" in self.__dict__:

@@ -1,20 +1,47 @@
-"""Reciprocal rank fusion of ranked lists."""
+"""Fusing ranked lists into one ranking: reciprocal ranks, or normalised scores."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
 Ranked = Sequence[tuple[str, float]]
+Fused = list[tuple[str, float, dict]]
 
 
-def rrf(lists: Mapping[str, Ranked], *, k: int = 60, weights: Mapping[str, float] | None = None) -> list[tuple[str, float, dict]]:
-    """Fuse ranked lists (best first). Returns (id, fused score, {list: {rank, score}}), best first."""
+def rrf(lists: Mapping[str, Ranked], *, k: int = 60, weights: Mapping[str, float] | None = None) -> Fused:
+    """Weighted reciprocal rank fusion: sum of weight / (k + rank). Returns
+    (id, fused score, {list: {rank, score}}), best first."""
     fused: dict[str, float] = {}
-    explain: dict[str, dict] = {}
     for name, ranked in lists.items():
         w = (weights or {}).get(name, 1.0)
-        for rank, (item, score) in enumerate(ranked, 1):
+        for rank, (item, _) in enumerate(ranked, 1):
             fused[item] = fused.get(item, 0.0) + w / (k + rank)
+    return _ranked(fused, lists)
+
+
+def score_fusion(lists: Mapping[str, Ranked], *, weights: Mapping[str, float] | None = None) -> Fused:
+    """Weighted sum of each list's scores scaled to 0..1 by the list's best score (a note
+    missing from a list scores 0 there). Unlike ranks, this keeps how far ahead a hit is."""
+    fused: dict[str, float] = {}
+    for name, ranked in lists.items():
+        if not ranked:
+            continue
+        w = (weights or {}).get(name, 1.0)
+        top = max(s for _, s in ranked)
+        low = min(min(s for _, s in ranked), 0.0)
+        span = (top - low) or 1.0
+        for item, score in ranked:
+            fused[item] = fused.get(item, 0.0) + w * (score - low) / span
+    return _ranked(fused, lists)
+
+
+def _ranked(fused: dict[str, float], lists: Mapping[str, Ranked]) -> Fused:
+    explain: dict[str, dict] = {}
+    for name, ranked in lists.items():
+        for rank, (item, score) in enumerate(ranked, 1):
             explain.setdefault(item, {})[name] = {"rank": rank, "score": round(float(score), 6)}
     order = sorted(fused, key=lambda i: (-fused[i], i))
     return [(i, fused[i], explain[i]) for i in order]
+
+
+FUSIONS = {"rrf": rrf, "score": score_fusion}

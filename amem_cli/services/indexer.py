@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
@@ -26,21 +28,29 @@ class Indexer:
         index: SqliteIndex,
         embedder: Callable[[], Embedder],
         vectors: Callable[[], VectorIndex],
+        sync_interval: float = 0.0,
     ):
         self.vault = vault
         self.index = index
         self._embedder = embedder
         self._vectors = vectors
         self.problems: list[str] = []  # bad files met by sync in this run, for the caller to show
+        # A long-lived process (the API) looks at the files at most this often; its own
+        # writes are indexed at once, so only edits by others wait.
+        self.sync_interval = sync_interval
+        self._synced_at = -math.inf
 
     # -- files -> SQLite --------------------------------------------------
     def pending_changes(self) -> int:
         known = {p: FileStat(r.mtime_ns, r.size) for p, r in self.index.files().items()}
         return len(plan_changes(self.vault.scan(), known))
 
-    def sync(self, progress: Progress | None = None) -> SyncReport:
+    def sync(self, progress: Progress | None = None, *, force: bool = False) -> SyncReport:
         """Pick up files a person added, edited or deleted. Cheap when nothing changed."""
         report = SyncReport()
+        if not force and time.monotonic() - self._synced_at < self.sync_interval:
+            return report
+        self._synced_at = time.monotonic()
         if not self.pending_changes():
             return report
         with self.vault.lock(), self.index.transaction():
@@ -160,7 +170,7 @@ class Indexer:
         """Rebuild SQLite from the files and re-embed every note."""
         with self.vault.lock():
             self.index.reset()
-            report = self.sync(progress=progress)
+            report = self.sync(progress=progress, force=True)
             vectors = self._vectors()
             vectors.reset()
             with self.index.transaction():

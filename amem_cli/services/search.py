@@ -1,21 +1,40 @@
-"""Search: semantic (vectors) and full-text (FTS5 BM25) evidence, fused."""
+"""Hybrid retrieval: keyword (FTS5 BM25), semantic (vectors) and graph (personalised
+PageRank over links and sequence links) evidence, fused into one ranking."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import UsageError
 from ..models import SearchHit
-from ..retrieve.fusion import rrf
+from ..retrieve.fusion import FUSIONS
+from ..retrieve.graph import neighbourhood, personalised_pagerank
+from ..retrieve.query import cjk_terms, has_cjk, keywords, words
 from .indexer import Indexer
 
-MODES = ("hybrid", "semantic", "keyword")
+MODES = ("hybrid", "semantic", "keyword", "graph")
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    fusion: str = "score"  # "score" (normalised scores) or "rrf" (reciprocal ranks)
+    weights: dict[str, float] = field(default_factory=lambda: {"keyword": 1.0, "semantic": 0.5, "graph": 1.0})
+    pagerank_damping: float = 0.85
+    pagerank_iterations: int = 20
+    graph_seeds: int = 10  # best fused hits that seed the walk
+    graph_hops: int = 2
+    name_boost: float = 0.3  # extra share of score for notes by a person the query names
+    depth: int = 100  # how deep each list is read
 
 
 class SearchService:
-    def __init__(self, indexer: Indexer):
+    def __init__(self, indexer: Indexer, settings: RetrievalSettings | None = None):
         self.indexer = indexer
         self.index = indexer.index
+        self.settings = settings or RetrievalSettings()
+        if self.settings.fusion not in FUSIONS:
+            raise UsageError(f"unknown fusion {self.settings.fusion!r}", hint=f"use one of: {', '.join(FUSIONS)}")
 
     def search(
         self,
@@ -35,15 +54,26 @@ class SearchService:
         if limit < 1:
             raise UsageError("--limit must be at least 1")
         self.indexer.sync()
+        s = self.settings
         where, params = self.index.filter_sql(tags=tags, boxes=boxes, since=since, until=until)
         allowed = {r[0] for r in self.index.db.execute(f"SELECT id FROM notes {where}", params)} if where else None
-        depth = max(limit * 5, 50)
-        lists = {}
-        if mode in ("hybrid", "keyword"):
-            lists["keyword"] = self.index.fts_search(query, depth, where, params)
-        if mode in ("hybrid", "semantic"):
-            lists["semantic"] = self._semantic(query, depth if allowed is None else depth * 4, allowed)
-        fused = rrf(lists)[:limit]
+        depth = max(limit * 5, s.depth)
+        fuse = FUSIONS[s.fusion]
+
+        lists: dict[str, list[tuple[str, float]]] = {}
+        if mode != "semantic":
+            lists["keyword"] = self.index.fts_search(keywords(query), depth, where, params)
+            if has_cjk(query):
+                lists["substring"] = self.index.substring_search(cjk_terms(query), depth, where, params)
+        if mode != "keyword":
+            lists["semantic"] = self._semantic(query, depth, allowed)
+        if mode in ("hybrid", "graph"):
+            first = fuse(lists, weights=s.weights)[: s.graph_seeds]
+            graph = self._graph({i: score for i, score, _ in first}, depth, allowed)
+            lists = {"graph": graph} if mode == "graph" else {**lists, "graph": graph}
+
+        fused = fuse(lists, weights=s.weights)[: max(depth, limit)]
+        fused = self._boost_named(query, fused)[:limit]
         notes = self.index.get_many(i for i, _, _ in fused)
         return [SearchHit(notes[i], score, sources) for i, score, sources in fused if i in notes]
 
@@ -51,6 +81,33 @@ class SearchService:
         self.indexer.flush_vectors()
         vectors = self.indexer.vectors()
         vector = self.indexer.embedder().embed([query])[0]
-        hits = vectors.query(vector, depth)
-        known = set(self.index.get_many(i for i, _ in hits))
-        return [(i, s) for i, s in hits if i in known and (allowed is None or i in allowed)]
+        hits = vectors.query(vector, depth if allowed is None else depth * 4)
+        known = self.index.existing(i for i, _ in hits)
+        return [(i, s) for i, s in hits if i in known and (allowed is None or i in allowed)][:depth]
+
+    def _graph(self, seeds: dict[str, float], depth: int, allowed: set[str] | None) -> list[tuple[str, float]]:
+        if not seeds:
+            return []
+        s = self.settings
+        graph = neighbourhood(seeds, self.index.adjacency, s.graph_hops)
+        rank = personalised_pagerank(graph, seeds, damping=s.pagerank_damping, iterations=s.pagerank_iterations)
+        ranked = sorted(((i, p) for i, p in rank.items() if allowed is None or i in allowed), key=lambda kv: (-kv[1], kv[0]))
+        return ranked[:depth]
+
+    def _boost_named(self, query: str, fused: list) -> list:
+        """Notes said by a person the query names move up (by `name_boost` of their score)."""
+        boost = self.settings.name_boost
+        if boost <= 0:
+            return fused
+        speakers = self.index.speakers()
+        named = [speakers[w] for w in words(query) if w in speakers]
+        by_named = self.index.speaker_notes(named, (i for i, _, _ in fused))
+        if not by_named:
+            return fused
+        out = []
+        for i, score, sources in fused:
+            if i in by_named:
+                score *= 1 + boost
+                sources = {**sources, "name": {"boost": boost}}
+            out.append((i, score, sources))
+        return sorted(out, key=lambda t: (-t[1], t[0]))
