@@ -7,9 +7,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .config import load_settings, with_overrides
+from .config import load_settings
 from .container import Container
 from .models import Note
+from .services.context import build_context
 from .services.notes import NoteService
 
 
@@ -45,12 +46,19 @@ class AgentMemory:
         embedder: str | None = None,
         embedding_model: str | None = None,
         chroma_url: str | None = None,
+        **settings: Any,
     ):
+        """`settings` are any of amem's settings (see `amem config`), e.g. `fusion="score"`."""
         if path is None and (graph_path or chroma_path):
             path = Path(graph_path or chroma_path).expanduser()
             path = path.parent if path.suffix else path
-        settings = load_settings(dir=str(path) if path is not None else None)
-        settings = with_overrides(settings, embedder=embedder, embedding_model=embedding_model, chroma_url=chroma_url)
+        settings = load_settings(
+            dir=str(path) if path is not None else None,
+            embedder=embedder,
+            embedding_model=embedding_model,
+            chroma_url=chroma_url,
+            **settings,
+        )
         self.llm_model = llm_model  # used by the A-MEM pipeline
         self._c = Container(settings, create=True)
 
@@ -58,8 +66,8 @@ class AgentMemory:
     def path(self) -> Path:
         return self._c.vault.root
 
-    def add_note(self, note: Note) -> Note:
-        return self._c.notes.add_note(note)
+    def add_note(self, note: Note, *, after: str | None = None) -> Note:
+        return self._c.notes.add_note(note, after=after)
 
     def add(
         self,
@@ -70,13 +78,16 @@ class AgentMemory:
         context: str | None = None,
         created_at: datetime | str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        after: str | None = None,
     ) -> Note:
+        """Add one note; `after` continues the sequence of an existing note."""
         return self._c.notes.add(
-            content, keywords=keywords, tags=tags, context=context, created_at=created_at, metadata=metadata
+            content, keywords=keywords, tags=tags, context=context, created_at=created_at, metadata=metadata, after=after
         )
 
-    def add_many(self, items: Iterable[Mapping[str, Any]]) -> list[Note]:
-        return self._c.notes.add_many(items)
+    def add_many(self, items: Iterable[Mapping[str, Any]], *, after: str | None = None) -> list[Note]:
+        """Add notes that arrive together (a conversation, a transcript), chained in order."""
+        return self._c.notes.add_many(items, after=after)
 
     def retrieve(self, query: str, top_k: int = 5) -> list[Note]:
         return [hit.note for hit in self._c.search.search(query, limit=top_k)]
@@ -90,21 +101,11 @@ class AgentMemory:
     def delete(self, note_id: str) -> Note:
         return self._c.notes.delete(note_id)
 
-    @staticmethod
-    def build_context(notes: Iterable[Note]) -> str:
-        """A prompt-ready block: each note with its date, context, keywords and tags."""
-        blocks = []
-        for n in notes:
-            head = f"[{n.id}]" + (f" {n.created_at:%Y-%m-%d %H:%M}" if n.created_at else "")
-            lines = [head, n.content.strip()]
-            if n.context:
-                lines.append(f"Context: {n.context}")
-            if n.keywords:
-                lines.append("Keywords: " + ", ".join(n.keywords))
-            if n.tags:
-                lines.append("Tags: " + ", ".join(n.tags))
-            blocks.append("\n".join(lines))
-        return "\n\n".join(blocks)
+    def build_context(self, query: str | Iterable[Note], *, max_tokens: int | None = 2000, top_k: int = 10) -> str:
+        """A prompt-ready block of memories: the best `top_k` notes for a query (or the
+        notes given), each with its date, context, keywords and links, within `max_tokens`."""
+        notes = self.retrieve(query, top_k=top_k) if isinstance(query, str) else query
+        return build_context(notes, max_tokens)
 
     def close(self) -> None:
         self._c.close()

@@ -16,7 +16,7 @@ def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What to look for, in your own words.", show_default=False)],
     limit: LimitOpt = 10,
-    mode: Annotated[str, typer.Option("--mode", help="hybrid, semantic or keyword.")] = "hybrid",
+    mode: Annotated[str, typer.Option("--mode", help="hybrid, semantic, keyword or graph.")] = "hybrid",
     tag: TagOpt = None,
     box: BoxOpt = None,
     since: SinceOpt = None,
@@ -25,17 +25,7 @@ def search(
     json_output: JsonOpt = False,
 ) -> None:
     """Find notes by meaning and by words."""
-    from ...timeutil import to_datetime
-
-    hits = container(ctx).search.search(
-        query,
-        limit=limit,
-        mode=mode,
-        tags=tag,
-        boxes=box,
-        since=to_datetime(since) if since else None,
-        until=to_datetime(until) if until else None,
-    )
+    hits = container(ctx).search.search(query, limit=limit, mode=mode, tags=tag, boxes=box, since=since, until=until)
     if json_output:
         print_json([h.to_dict() for h in hits])
         return
@@ -50,5 +40,35 @@ def search(
         if n.context:
             console.print(f"    [dim]{escape(snippet(n.context, 110))}[/]")
         if explain:
-            parts = [f"{name} #{v['rank']} ({v['score']:.4f})" for name, v in hit.sources.items()]
+            parts = [_explain(name, v) for name, v in hit.sources.items()]
             console.print(f"    [magenta]{escape('; '.join(parts))}[/]")
+
+
+def _explain(name: str, source: dict) -> str:
+    if "rank" in source:
+        return f"{name} #{source['rank']} ({source['score']:.4f})"
+    return f"{name} boost x{1 + source['boost']:.2f}"
+
+
+@command("context")
+def context(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What the agent is working on, in its own words.", show_default=False)],
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Budget for the whole block (about 4 characters a token).")] = 2000,
+    limit: LimitOpt = 10,
+    tag: TagOpt = None,
+    box: BoxOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Print a prompt-ready block of the best notes for QUERY, to paste or pipe into an agent."""
+    from ...services.context import build_context, estimate_tokens, fit
+
+    hits = container(ctx).search.search(query, limit=limit, tags=tag, boxes=box, since=since, until=until)
+    notes = fit((h.note for h in hits), max_tokens)
+    text = build_context(notes)
+    if json_output:
+        print_json({"query": query, "context": text, "tokens": estimate_tokens(text), "notes": [n.id for n in notes]})
+    else:
+        typer.echo(text)
