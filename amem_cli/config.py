@@ -32,7 +32,8 @@ class Settings:
     graph_weight: float = 1.0
     pagerank_damping: float = 0.85
     pagerank_iterations: int = 20
-    name_boost: float = 0.3  # extra score share for notes by a person the query names
+    name_boost: float = 0.6  # extra score share for notes by a person the query names
+    diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
 
 
 def user_config_path() -> Path:

@@ -67,6 +67,7 @@ class Container:
                 pagerank_damping=s.pagerank_damping,
                 pagerank_iterations=s.pagerank_iterations,
                 name_boost=s.name_boost,
+                diversity=s.diversity,
             ),
         )
 

@@ -322,6 +322,17 @@ class SqliteIndex:
                     out.setdefault(a, set()).add(b)
         return out
 
+    def sequence_neighbours(self, ids: Iterable[str]) -> dict[str, set[str]]:
+        """Each given note's previous and next notes (those it has)."""
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, set[str]] = {}
+        for start in range(0, len(ids), 400):
+            chunk = ids[start : start + 400]
+            marks = ",".join("?" for _ in chunk)
+            for i, prev, nxt in self.db.execute(f"SELECT id, previous, next FROM notes WHERE id IN ({marks})", chunk):
+                out[i] = {n for n in (prev, nxt) if n}
+        return out
+
     def speakers(self) -> dict[str, str]:
         """Known speakers, lower-cased name -> name."""
         rows = self.db.execute("SELECT DISTINCT speaker FROM notes WHERE speaker IS NOT NULL")
@@ -345,7 +356,7 @@ class SqliteIndex:
 
 
 # bm25 column weights: content, keywords, tags, context, neighbours, dates.
-FTS_WEIGHTS = "1.0, 0.8, 0.5, 0.6, 0.3, 0.5"
+FTS_WEIGHTS = "1.0, 0.8, 0.5, 0.6, 0.5, 0.5"
 
 # "Name: text" or "First Last: text" at the start of a note: who said it.
 _SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")

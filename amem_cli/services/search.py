@@ -3,6 +3,7 @@ PageRank over links and sequence links) evidence, fused into one ranking."""
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -24,7 +25,8 @@ class RetrievalSettings:
     pagerank_iterations: int = 20
     graph_seeds: int = 10  # best fused hits that seed the walk
     graph_hops: int = 2
-    name_boost: float = 0.3  # extra share of score for notes by a person the query names
+    name_boost: float = 0.6  # extra share of score for notes by a person the query names
+    diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
     depth: int = 100  # how deep each list is read
 
 
@@ -73,7 +75,7 @@ class SearchService:
             lists = {"graph": graph} if mode == "graph" else {**lists, "graph": graph}
 
         fused = fuse(lists, weights=s.weights)[: max(depth, limit)]
-        fused = self._boost_named(query, fused)[:limit]
+        fused = self._diversify(self._boost_named(query, fused))[:limit]
         notes = self.index.get_many(i for i, _, _ in fused)
         return [SearchHit(notes[i], score, sources) for i, score, sources in fused if i in notes]
 
@@ -111,3 +113,25 @@ class SearchService:
                 sources = {**sources, "name": {"boost": boost}}
             out.append((i, score, sources))
         return sorted(out, key=lambda t: (-t[1], t[0]))
+
+    def _diversify(self, fused: list) -> list:
+        """Adjacent turns say much the same: a note loses a share of its score for each
+        sequence neighbour already ranked above it, so the top spreads over more moments."""
+        share = self.settings.diversity
+        if share <= 0 or not fused:
+            return fused
+        around = self.index.sequence_neighbours(i for i, _, _ in fused)
+        heap = [(-score, i, 0, score, sources) for i, score, sources in fused]
+        heapq.heapify(heap)
+        chosen: list = []
+        taken: set[str] = set()
+        while heap:
+            neg, i, seen, score, sources = heapq.heappop(heap)
+            near = len(around.get(i, set()) & taken)
+            if near > seen:  # a neighbour was taken since this score was set: re-rank it
+                heapq.heappush(heap, (-score * (1 - share) ** near, i, near, score, sources))
+                continue
+            chosen.append((i, -neg, sources))
+            taken.add(i)
+        return chosen
+
