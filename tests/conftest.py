@@ -36,3 +36,36 @@ def memory(vault):
     mem = AgentMemory(vault, embedder="fake")
     yield mem
     mem.close()
+
+
+# -- helpers for tests that run amem in other processes ---------------------
+
+# Runs the Typer app the way the `amem` console script does, with this interpreter
+# (so the tests do not depend on the venv's bin folder being on PATH).
+AMEM_MAIN = "import sys; from amem_cli.cli.app import main; sys.argv[0] = 'amem'; main()"
+
+
+@pytest.fixture
+def amem_cmd() -> list[str]:
+    """The argv prefix that runs `amem` in a new process: `[*amem_cmd, '--dir', V, 'list']`."""
+    import sys
+
+    return [sys.executable, "-c", AMEM_MAIN]
+
+
+@pytest.fixture
+def run_amem(amem_cmd):
+    """Run `amem ARGS...` in a new process; returns the CompletedProcess (text mode)."""
+    import subprocess
+
+    def run(*args: str, env: dict | None = None, timeout: float = 300, check: bool = False):
+        full_env = {**os.environ, **(env or {})}
+        res = subprocess.run(
+            [*amem_cmd, *map(str, args)], capture_output=True, text=True, env=full_env, timeout=timeout
+        )
+        if check and res.returncode != 0:
+            raise AssertionError(f"amem {' '.join(map(str, args))} exited {res.returncode}:\n{res.stdout}\n{res.stderr}")
+        return res
+
+    return run
+
