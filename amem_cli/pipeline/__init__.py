@@ -1,0 +1,40 @@
+"""The A-MEM steps as pure-ish functions: plain inputs in, a decision dataclass out.
+
+Each step records its LLM calls, whether each raw output was valid and what fell back;
+bad model output never raises (the note is always produced). Only `LLMError` (the
+backend itself is unusable) propagates.
+"""
+
+from __future__ import annotations
+
+from amem_cli.pipeline._common import StepStats
+from amem_cli.pipeline.boxes import BoxDecision, classify_boxes
+from amem_cli.pipeline.construct import Construction, construct, extract_keywords, summary_sentence
+from amem_cli.pipeline.evolve import (
+    Evolution,
+    EvolutionDecision,
+    Neighbour,
+    NewNote,
+    decide_evolution,
+    propose_evolution,
+)
+from amem_cli.pipeline.link import Candidate, LinkDecision, choose_links
+
+__all__ = [
+    "BoxDecision",
+    "Candidate",
+    "Construction",
+    "Evolution",
+    "EvolutionDecision",
+    "LinkDecision",
+    "Neighbour",
+    "NewNote",
+    "StepStats",
+    "choose_links",
+    "classify_boxes",
+    "construct",
+    "decide_evolution",
+    "extract_keywords",
+    "propose_evolution",
+    "summary_sentence",
+]

@@ -1,0 +1,65 @@
+"""What every pipeline step records, and the one guarded way to ask the model."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from amem_cli.llm.base import LLM, LLMError, Message
+from amem_cli.llm.structured import Parsed, parse_reply
+
+log = logging.getLogger("amem.pipeline")
+
+
+@dataclass(kw_only=True)
+class StepStats:
+    """How a step went: LLM calls made, whether each raw output was valid (one bool per
+    call, for the share of valid outputs), and what was wrong with them."""
+
+    llm_calls: int = 0
+    valid_outputs: list[bool] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    raw_outputs: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def valid_share(self) -> float | None:
+        if not self.valid_outputs:
+            return None
+        return sum(self.valid_outputs) / len(self.valid_outputs)
+
+
+def ask(
+    llm: LLM | None,
+    messages: list[Message],
+    schema: dict[str, Any],
+    *,
+    max_tokens: int,
+    stats: StepStats,
+) -> Parsed | None:
+    """One model call, parsed. None when there is no model (NoLLM, or llm=None).
+
+    `LLMError` (endpoint down, model file unreadable) propagates: that is a setting to
+    fix, not bad output. Any other exception from a backend counts as an invalid output.
+    """
+    if llm is None:
+        return None
+    try:
+        raw = llm.complete_json(messages, schema, max_tokens=max_tokens)
+    except LLMError:
+        raise
+    except Exception as exc:  # a backend bug or a bad input must not lose the note
+        log.warning("LLM call failed: %s", exc)
+        stats.llm_calls += 1
+        stats.valid_outputs.append(False)
+        stats.problems.append(f"LLM call failed: {type(exc).__name__}: {exc}")
+        stats.raw_outputs.append("")
+        return Parsed(None, False, [str(exc)])
+    if raw is None:
+        return None
+    stats.llm_calls += 1
+    parsed = parse_reply(raw, schema)
+    stats.valid_outputs.append(parsed.valid)
+    stats.problems.extend(parsed.problems)
+    stats.raw_outputs.append(raw)
+    return parsed

@@ -1,0 +1,131 @@
+"""Small, deterministic text helpers shared by the pipeline steps (no dependencies)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are aren't as at be because
+    been before being below between both but by can can't cannot could couldn't did didn't
+    do does doesn't doing don't down during each either else even ever every few for from
+    further get gets got had hadn't has hasn't have haven't having he he'd he'll he's her
+    here here's hers herself him himself his how how's however i i'd i'll i'm i've if in
+    into is isn't it it's its itself just let's like may me might more most much must
+    mustn't my myself neither no nor not now of off often on once one only or other ought
+    our ours ourselves out over own per quite rather really same say says shall shan't she
+    she'd she'll she's should shouldn't since so some still such than that that's the their
+    theirs them themselves then there there's these they they'd they'll they're they've
+    this those though through thus to too under until up upon us use used uses using very
+    via was wasn't we we'd we'll we're we've were weren't what what's when when's where
+    where's whether which while who who's whom whose why why's will with within without
+    won't would wouldn't yet you you'd you'll you're you've your yours yourself yourselves
+    new today yesterday tomorrow
+    """.split()
+)
+
+_TOKEN = re.compile(r"\w(?:[\w'’\-.]*\w)?", re.UNICODE)
+# Clause breaks: punctuation, and a full stop only before a space or the end ("3.12" stays).
+_SEGMENT_BREAK = re.compile(r"[,;:!?()\[\]{}\"“”«»|\\\n\t]+|\.(?=\s|$)|\s[-–—]\s")
+
+
+def tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text)
+
+
+def words(text: str) -> list[str]:
+    """Lowercased word tokens, hyphenated words split ("rebase-squash" -> rebase, squash)."""
+    return [w for w in re.findall(r"\w+", text.casefold(), re.UNICODE)]
+
+
+def segments(text: str) -> list[str]:
+    """Pieces of text between punctuation, so n-grams never cross a clause."""
+    return [s for s in _SEGMENT_BREAK.split(text) if s.strip()]
+
+
+def is_stopword(token: str) -> bool:
+    return token.casefold().replace("’", "'") in STOPWORDS
+
+
+_SUFFIXES = (
+    "ational", "ization", "fulness", "ousness", "iveness",
+    "ingly", "ments", "ation", "ness", "ment", "ings", "able", "ible",
+    "ies", "ied", "ing", "ers", "est", "ed", "er", "es", "ly", "s",
+)
+
+
+def stem(word: str) -> str:
+    """A crude suffix stripper: good enough to match "locked"/"locking"/"lock"."""
+    w = word.casefold().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    for suffix in _SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)]
+            break
+    if len(w) > 4 and w.endswith("e"):
+        w = w[:-1]  # "table"/"tables" -> "tabl"
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]  # "stopp" -> "stop"
+    return w
+
+
+def _prefix_len(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def word_matches(word: str, candidates: set[str]) -> bool:
+    """`word` occurs among `candidates` (lowercased words): exactly, by stem, or by a
+    long shared prefix ("migration"/"migrate", "table"/"tables")."""
+    w = word.casefold()
+    if w in candidates:
+        return True
+    s = stem(w)
+    for c in candidates:
+        if stem(c) == s:
+            return True
+        # Only for words: "deploy0" is not "deploy".
+        shared = _prefix_len(w, c) if w.isalpha() and c.isalpha() else 0
+        if shared >= max(4, min(len(w), len(c)) - 2):
+            return True
+    return False
+
+
+def grounded(phrase: str, text: str, *, text_words: set[str] | None = None) -> bool:
+    """True when `phrase` occurs in `text`, case-insensitively, or each of its content
+    words does (by stem or shared prefix)."""
+    norm_phrase = " ".join(words(phrase))
+    if not norm_phrase:
+        return False
+    norm_text = " ".join(words(text))
+    if f" {norm_phrase} " in f" {norm_text} ":
+        return True
+    needed = [w for w in words(phrase) if not is_stopword(w)]
+    if not needed:
+        return False
+    pool = text_words if text_words is not None else set(words(text))
+    return all(word_matches(w, pool) for w in needed)
+
+
+def stems(text: str) -> set[str]:
+    return {stem(w) for w in words(text)}
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in words(text) if not is_stopword(w) and not w.isdigit()]
+
+
+def slugify(name: str, *, max_chars: int = 30, max_words: int = 3) -> str:
+    """A short lowercase slug: letters and digits (any script) joined by hyphens."""
+    text = unicodedata.normalize("NFKC", str(name)).casefold()
+    parts = re.findall(r"[^\W_]+", text, re.UNICODE)[:max_words]
+    slug = "-".join(parts)
+    while len(slug) > max_chars and "-" in slug:
+        slug = slug.rsplit("-", 1)[0]
+    return slug[:max_chars].strip("-")

@@ -1,0 +1,253 @@
+"""Step 1, note construction: keywords, tags and a one-sentence context for a new note.
+
+What the user gave is kept as given; the model is asked only for what is missing (and
+not at all when nothing is). Model keywords must occur in the note; anything unusable
+falls back to deterministic extraction, and the fallen-back fields are recorded.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from amem_cli.embed.base import Embedder
+from amem_cli.llm import prompts
+from amem_cli.llm.base import LLM
+from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, first_sentence, trim_words
+from amem_cli.pipeline._common import StepStats, ask
+from amem_cli.pipeline._text import (
+    content_words,
+    grounded,
+    is_stopword,
+    segments,
+    tokens,
+    word_matches,
+    words,
+)
+
+FIELDS = ("keywords", "tags", "context")
+MAX_KEYWORDS = 5
+MAX_TAGS = 3
+CONTEXT_MAX_WORDS = 25
+MIN_CONTEXT_WORDS = 4
+_JOINERS = frozenset({"of"})
+# Output tokens asked for per missing field.
+_TOKENS = {"keywords": 60, "tags": 40, "context": 80}
+
+
+@dataclass(kw_only=True)
+class Construction(StepStats):
+    keywords: list[str]
+    tags: list[str]
+    context: str
+    # Fields that came from the deterministic fallback instead of the model.
+    fallbacks: list[str] = field(default_factory=list)
+    # Where each field came from: "user", "llm" or "fallback".
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+def construct(
+    content: str,
+    *,
+    keywords: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
+    context: str | None = None,
+    llm: LLM | None = None,
+    embedder: Embedder | None = None,
+    max_keywords: int = MAX_KEYWORDS,
+    max_tags: int = MAX_TAGS,
+) -> Construction:
+    """Keywords (most important first), tags and context for `content`. Never raises on
+    bad model output; `LLMError` (backend unusable) propagates."""
+    content = content or ""
+    given_keywords = _given_list(keywords)
+    given_tags = _given_list(tags)
+    given_context = " ".join(context.split()) if isinstance(context, str) else ""
+
+    result = Construction(keywords=given_keywords, tags=given_tags, context=given_context)
+    missing = [
+        name
+        for name, value in (("keywords", given_keywords), ("tags", given_tags), ("context", given_context))
+        if not value
+    ]
+    for name in FIELDS:
+        if name not in missing:
+            result.sources[name] = "user"
+    if not missing:
+        return result
+
+    data: dict[str, Any] = {}
+    if content.strip():
+        parsed = ask(
+            llm,
+            prompts.construct_messages(content, missing, keywords=given_keywords, tags=given_tags),
+            prompts.construct_schema(missing),
+            max_tokens=sum(_TOKENS[m] for m in missing) + 10,
+            stats=result,
+        )
+        if parsed is not None and parsed.data is not None:
+            data = parsed.data
+
+    text_words = set(words(content))
+    if "keywords" in missing:
+        kws = clean_list(data.get("keywords"), max_items=max_keywords * 2, max_chars=prompts.KEYWORD_MAX_CHARS)
+        kws = [k for k in kws if grounded(k, content, text_words=text_words)][:max_keywords]
+        if kws:
+            result.keywords, result.sources["keywords"] = kws, "llm"
+        else:
+            result.keywords = extract_keywords(content, embedder, top_n=max_keywords)
+            result.sources["keywords"] = "fallback"
+            result.fallbacks.append("keywords")
+
+    if "tags" in missing:
+        tg = clean_list(data.get("tags"), max_items=max_tags * 2, max_chars=prompts.TAG_MAX_CHARS, max_words=2)
+        tg = [t.lower() for t in tg if not _copied_example_tag(t, text_words)]
+        tg = clean_list(tg, max_items=max_tags)
+        if tg:
+            result.tags, result.sources["tags"] = tg, "llm"
+        else:
+            result.tags = tags_from_keywords(result.keywords or extract_keywords(content, embedder), max_tags)
+            result.sources["tags"] = "fallback"
+            result.fallbacks.append("tags")
+
+    if "context" in missing:
+        ctx = clean_sentence(data.get("context"), max_chars=prompts.CONTEXT_MAX_CHARS)
+        if ctx and _acceptable_context(ctx, text_words):
+            result.context, result.sources["context"] = ctx, "llm"
+        else:
+            result.context = summary_sentence(content)
+            result.sources["context"] = "fallback"
+            result.fallbacks.append("context")
+    return result
+
+
+def _given_list(values: Sequence[str] | None) -> list[str]:
+    if not values:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    out: list[str] = []
+    seen: set[str] = set()
+    for v in values:
+        v = " ".join(str(v).split())
+        if v and dedupe_key(v) not in seen:
+            seen.add(dedupe_key(v))
+            out.append(v)
+    return out
+
+
+def _copied_example_tag(tag: str, text_words: set[str]) -> bool:
+    return dedupe_key(tag) in {dedupe_key(t) for t in prompts.EXAMPLE_TAGS} and not any(
+        w in text_words for w in words(tag)
+    )
+
+
+def _acceptable_context(sentence: str, text_words: set[str]) -> bool:
+    """At least a few words, and mostly about the note (not an invented story)."""
+    if len(sentence.split()) < MIN_CONTEXT_WORDS:
+        return False
+    cws = content_words(sentence)
+    if not cws:
+        return False
+    hits = sum(1 for w in cws if word_matches(w, text_words))
+    return hits / len(cws) >= 0.5
+
+
+# -- deterministic fallbacks -----------------------------------------------------------
+
+
+def candidate_phrases(text: str, *, max_n: int = 3, limit: int = 64) -> list[str]:
+    """1-3 word phrases from `text` without stopwords (except "of" inside, as in "Bank
+    of America"), never crossing punctuation; most frequent first, then in
+    order of appearance. The first spelling seen is kept."""
+    seen: dict[str, list[Any]] = {}  # key -> [surface, count, first position, n]
+    position = 0
+    for segment in segments(text):
+        toks = tokens(segment)
+        for i in range(len(toks)):
+            for n in range(1, max_n + 1):
+                gram = toks[i : i + n]
+                if len(gram) < n:
+                    break
+                if not (_edge_ok(gram[0]) and _edge_ok(gram[-1])):
+                    continue
+                if any(is_stopword(t) and t.casefold() not in _JOINERS for t in gram[1:-1]):
+                    continue
+                key = " ".join(t.casefold() for t in gram)
+                if key in seen:
+                    seen[key][1] += 1
+                else:
+                    seen[key] = [" ".join(gram), 1, position + i, n]
+        position += len(toks)
+    ranked = sorted(seen.values(), key=lambda e: (-e[1], e[2], -e[3]))
+    return [e[0] for e in ranked[:limit]]
+
+
+def _edge_ok(token: str) -> bool:
+    return len(token) >= 2 and not is_stopword(token) and any(ch.isalnum() for ch in token)
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def extract_keywords(text: str, embedder: Embedder | None = None, *, top_n: int = MAX_KEYWORDS) -> list[str]:
+    """KeyBERT-style keywords: candidate phrases ranked by embedding similarity to the
+    whole note (by frequency and position without an embedder), skipping phrases whose
+    words are mostly covered by better ones."""
+    cands = candidate_phrases(text)
+    if not cands:
+        return []
+    scores: dict[str, float] = {}
+    if embedder is not None:
+        try:
+            vectors = embedder.embed([text] + cands)
+            note_vec = vectors[0]
+            for cand, vec in zip(cands, vectors[1:]):
+                scores[cand] = _cosine(note_vec, vec)
+        except Exception:  # an embedder failure must not lose the note
+            scores = {}
+    if scores:
+        order = {c: i for i, c in enumerate(cands)}
+        ranked = sorted(cands, key=lambda c: (-round(scores[c], 6), order[c]))
+    else:
+        ranked = cands
+    chosen: list[str] = []
+    covered: set[str] = set()
+    for cand in ranked:
+        cws = [w.casefold() for w in tokens(cand) if not is_stopword(w)]
+        if not cws:
+            continue
+        overlap = sum(1 for w in cws if w in covered)
+        if overlap * 2 >= len(cws):
+            continue
+        chosen.append(cand)
+        covered.update(cws)
+        if len(chosen) >= top_n:
+            break
+    return chosen
+
+
+def tags_from_keywords(keywords: Sequence[str], max_tags: int = MAX_TAGS) -> list[str]:
+    """Broad, deterministic tags: the head (last content word) of each keyword."""
+    heads: list[str] = []
+    for kw in keywords:
+        cws = [w for w in words(kw) if not is_stopword(w) and not w.isdigit() and len(w) > 1]
+        if cws:
+            heads.append(cws[-1])
+    return clean_list(heads, max_items=max_tags, max_chars=prompts.TAG_MAX_CHARS, max_words=1)
+
+
+def summary_sentence(text: str, *, max_words: int = CONTEXT_MAX_WORDS) -> str:
+    """The note's first sentence (of its first non-empty line, Markdown markers
+    stripped), trimmed to `max_words` words."""
+    for line in text.splitlines():
+        line = line.strip().lstrip("#>*-+ \t").strip()
+        if line:
+            sentence = first_sentence(" ".join(line.split()))
+            return trim_words(sentence, max_chars=prompts.CONTEXT_MAX_CHARS, max_words=max_words)
+    return ""

@@ -1,0 +1,130 @@
+"""Step 3, memory evolution: the new note may refresh a neighbour's context and tags.
+
+Only `context` and `tags` can change, nothing else. The reply must be valid; the new
+context must be one clean sentence about the neighbour (grounded in the two notes);
+tags are only ever added (a small model that drops tags would lose what a person
+wrote), and each added tag must come from the words of the two notes. No change, an
+invalid reply or no model: None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from amem_cli.llm import prompts
+from amem_cli.llm.base import LLM
+from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, validate
+from amem_cli.pipeline._common import StepStats, ask
+from amem_cli.pipeline._text import content_words, word_matches, words
+
+MAX_TAGS = 8
+MAX_NEW_TAGS = 2
+MIN_CONTEXT_WORDS = 4
+
+
+@dataclass
+class NewNote:
+    content: str
+    keywords: list[str] = field(default_factory=list)
+    context: str = ""
+
+
+@dataclass
+class Neighbour:
+    id: str
+    content: str
+    context: str = ""
+    tags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Evolution:
+    """What changes on the neighbour. None in a field means "unchanged"."""
+
+    neighbour_id: str
+    context: str | None = None
+    tags: list[str] | None = None
+
+    def changes(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.context is not None:
+            out["context"] = self.context
+        if self.tags is not None:
+            out["tags"] = list(self.tags)
+        return out
+
+
+@dataclass(kw_only=True)
+class EvolutionDecision(StepStats):
+    evolution: Evolution | None = None
+
+
+def propose_evolution(new_note: Any, neighbour: Any, *, llm: LLM | None) -> Evolution | None:
+    """The change to `neighbour`, or None (no change, invalid output, or no model).
+    `new_note` needs content/keywords/context and `neighbour` id/content/context/tags
+    (`NewNote`/`Neighbour`, or a `Note`)."""
+    return decide_evolution(new_note, neighbour, llm=llm).evolution
+
+
+def decide_evolution(
+    new_note: Any, neighbour: Any, *, llm: LLM | None, max_tags: int = MAX_TAGS
+) -> EvolutionDecision:
+    """`propose_evolution` with the step's record (calls, validity, problems)."""
+    new_content = str(getattr(new_note, "content", "") or "")
+    new_keywords = list(getattr(new_note, "keywords", []) or [])
+    new_context = str(getattr(new_note, "context", "") or "")
+    nb_id = str(getattr(neighbour, "id"))
+    nb_content = str(getattr(neighbour, "content", "") or "")
+    nb_context = str(getattr(neighbour, "context", "") or "")
+    nb_tags = [str(t) for t in (getattr(neighbour, "tags", []) or [])]
+
+    decision = EvolutionDecision()
+    parsed = ask(
+        llm,
+        prompts.evolve_messages(new_content, new_keywords, new_context, nb_content, nb_context, nb_tags),
+        prompts.EVOLVE_SCHEMA,
+        max_tokens=140,
+        stats=decision,
+    )
+    # Extra keys are ignored (only context and tags are read); a cut-off or otherwise
+    # invalid reply changes nobody's note.
+    if parsed is None or parsed.data is None or parsed.repaired or validate(parsed.data, prompts.EVOLVE_SCHEMA):
+        return decision
+
+    neighbour_words = set(words(" ".join([nb_content, nb_context, " ".join(nb_tags)])))
+    pool = neighbour_words | set(words(" ".join([new_content, new_context, " ".join(new_keywords)])))
+
+    context: str | None = None
+    sentence = clean_sentence(parsed.data.get("context"), max_chars=prompts.CONTEXT_MAX_CHARS)
+    if sentence and dedupe_key(sentence.rstrip(".…")) != dedupe_key(nb_context.rstrip(".…")):
+        if _about_neighbour(sentence, neighbour_words, pool):
+            context = sentence
+        else:
+            decision.problems.append("proposed context not about the neighbour; ignored")
+
+    tags: list[str] | None = None
+    proposed = [t.lower() for t in clean_list(parsed.data.get("tags"), max_items=5, max_chars=prompts.TAG_MAX_CHARS, max_words=3)]
+    added = [
+        t
+        for t in clean_list(proposed, max_items=MAX_NEW_TAGS * 3, exclude=nb_tags)
+        if any(word_matches(w, pool) for w in words(t))
+    ][:MAX_NEW_TAGS]
+    if added and len(nb_tags) < max_tags:
+        tags = (nb_tags + added)[:max_tags]
+
+    if context is None and tags is None:
+        return decision
+    decision.evolution = Evolution(neighbour_id=nb_id, context=context, tags=tags)
+    return decision
+
+
+def _about_neighbour(sentence: str, neighbour_words: set[str], pool: set[str]) -> bool:
+    if len(sentence.split()) < MIN_CONTEXT_WORDS:
+        return False
+    cws = content_words(sentence)
+    if not cws:
+        return False
+    if not any(word_matches(w, neighbour_words) for w in cws):
+        return False
+    return sum(1 for w in cws if word_matches(w, pool)) / len(cws) >= 0.5

@@ -1,0 +1,485 @@
+"""The A-MEM steps with scripted model replies: valid output, garbage, cut-off JSON,
+oversized fields, loops, unknown ids, user-given fields, fallbacks, and the no-LLM path."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from amem_cli.embed.fake import HashEmbedder
+from amem_cli.llm import LLMError, NoLLM, ScriptedLLM
+from amem_cli.pipeline import (
+    Candidate,
+    Evolution,
+    Neighbour,
+    NewNote,
+    choose_links,
+    classify_boxes,
+    construct,
+    decide_evolution,
+    extract_keywords,
+    propose_evolution,
+    summary_sentence,
+)
+from amem_cli.pipeline.construct import candidate_phrases, tags_from_keywords
+from amem_cli.pipeline._text import STOPWORDS, grounded, slugify
+
+NOTE = (
+    "The deploy failed because the Postgres migration locked the users table for ten minutes. "
+    "We will run long migrations at night from now on."
+)
+EMB = HashEmbedder()
+
+
+# -- construct ----------------------------------------------------------------------------
+
+
+def test_construct_uses_a_valid_reply():
+    llm = ScriptedLLM([
+        {
+            "keywords": ["Postgres migration", "users table", "deploy"],
+            "tags": ["Database", "deploys"],
+            "context": "A Postgres migration lock made the deploy fail.",
+        }
+    ])
+    c = construct(NOTE, llm=llm, embedder=EMB)
+    assert c.keywords == ["Postgres migration", "users table", "deploy"]
+    assert c.tags == ["database", "deploys"]
+    assert c.context == "A Postgres migration lock made the deploy fail."
+    assert c.fallbacks == []
+    assert c.llm_calls == 1 and c.valid_outputs == [True]
+    assert c.sources == {"keywords": "llm", "tags": "llm", "context": "llm"}
+    schema = llm.calls[0].schema
+    assert set(schema["properties"]) == {"keywords", "tags", "context"}
+    assert "Postgres migration locked" in llm.calls[0].prompt
+
+
+def test_user_given_fields_are_kept_and_only_missing_ones_asked_for():
+    llm = ScriptedLLM([{"context": "A migration lock broke the deploy.", "keywords": ["evil"], "tags": ["evil"]}])
+    c = construct(NOTE, keywords=["my kw", "Postgres"], tags=["Ops"], llm=llm, embedder=EMB)
+    assert c.keywords == ["my kw", "Postgres"]  # kept verbatim, not grounded or replaced
+    assert c.tags == ["Ops"]
+    assert c.context == "A migration lock broke the deploy."
+    assert set(llm.calls[0].schema["properties"]) == {"context"}
+    assert c.sources == {"keywords": "user", "tags": "user", "context": "llm"}
+    assert "Keywords: my kw, Postgres" in llm.calls[0].prompt
+
+
+def test_nothing_missing_means_no_call():
+    llm = ScriptedLLM([{"keywords": ["x"]}])
+    c = construct(NOTE, keywords=["a"], tags=["b"], context="Given.", llm=llm, embedder=EMB)
+    assert (c.keywords, c.tags, c.context) == (["a"], ["b"], "Given.")
+    assert llm.calls == [] and c.llm_calls == 0 and c.fallbacks == []
+
+
+def test_user_context_is_kept_even_if_long():
+    long = "word " * 80
+    c = construct(NOTE, context=long, llm=NoLLM(), embedder=EMB)
+    assert c.context == long.strip()
+
+
+@pytest.mark.parametrize("reply", ["", "I cannot help with that.", "{{{{", "[1, 2, 3]", '{"unrelated": true}', "null"])
+def test_garbage_falls_back_on_every_field(reply):
+    llm = ScriptedLLM([reply])
+    c = construct(NOTE, llm=llm, embedder=EMB)
+    assert c.fallbacks == ["keywords", "tags", "context"]
+    assert c.llm_calls == 1 and c.valid_outputs == [False]
+    assert c.keywords and c.tags and c.context
+    assert c.context.startswith("The deploy failed because")
+
+
+def test_truncated_reply_keeps_what_is_complete():
+    raw = '{"keywords": ["Postgres migration", "users table", "dep'
+    c = construct(NOTE, llm=ScriptedLLM([raw]), embedder=EMB)
+    assert c.valid_outputs == [False]
+    assert c.keywords == ["Postgres migration", "users table"]
+    assert c.fallbacks == ["tags", "context"]
+
+
+def test_oversized_fields_are_bounded():
+    reply = {
+        "keywords": ["Postgres"] + ["users table " * 8] + [f"deploy{i}" for i in range(20)],
+        "tags": ["database", "x" * 100, "ops", "infra", "more", "even more"],
+        "context": "The Postgres migration locked the users table " + "for ten minutes and the deploy failed " * 10,
+    }
+    c = construct(NOTE, llm=ScriptedLLM([reply]), embedder=EMB)
+    assert c.valid_outputs == [True] or c.valid_outputs == [False]
+    assert c.keywords == ["Postgres"]  # the long one dropped, deployN not in the text
+    assert len(c.tags) <= 3 and all(len(t) <= 24 for t in c.tags)
+    assert len(c.context) <= 201 and len(c.context.split()) <= 30
+
+
+def test_repeated_words_are_collapsed():
+    reply = {
+        "keywords": ["Postgres Postgres Postgres", "migration migration migration migration"],
+        "tags": ["database database database"],
+        "context": "The deploy deploy deploy failed because of the Postgres migration.",
+    }
+    c = construct(NOTE, llm=ScriptedLLM([reply]), embedder=EMB)
+    assert c.keywords == ["Postgres", "migration"]
+    assert c.tags == ["database"]
+    assert c.context == "The deploy failed because of the Postgres migration."
+
+
+def test_repetition_loop_context_falls_back():
+    reply = {"keywords": ["Postgres"], "tags": ["db"], "context": "the the the the the the the the the the the the"}
+    c = construct(NOTE, llm=ScriptedLLM([reply]), embedder=EMB)
+    assert c.fallbacks == ["context"]
+
+
+def test_keywords_must_occur_in_the_text():
+    reply = {"keywords": ["MySQL", "Kubernetes", "locking", "users tables"], "tags": ["db"], "context": "x"}
+    c = construct(NOTE, llm=ScriptedLLM([reply]), embedder=EMB)
+    # "locking" ~ "locked" and "users tables" ~ "users table" by stem; invented ones dropped.
+    assert c.keywords == ["locking", "users tables"]
+
+
+def test_no_grounded_keyword_falls_back():
+    reply = {"keywords": ["MySQL", "Kubernetes"], "tags": ["db"], "context": "A deploy failed on a Postgres lock."}
+    c = construct(NOTE, llm=ScriptedLLM([reply]), embedder=EMB)
+    assert c.fallbacks == ["keywords"]
+    assert c.sources["keywords"] == "fallback"
+    assert all(grounded(k, NOTE) for k in c.keywords)
+
+
+def test_copied_example_tags_are_dropped():
+    reply = {"keywords": ["Postgres"], "tags": ["work", "schedule"], "context": "A Postgres lock failed the deploy."}
+    c = construct(NOTE, llm=ScriptedLLM([reply]), embedder=EMB)
+    assert "tags" in c.fallbacks and "work" not in c.tags
+
+
+def test_short_or_invented_context_falls_back():
+    for ctx in ["Postgres", "Quantum entanglement among galaxies explains stock prices."]:
+        reply = {"keywords": ["Postgres"], "tags": ["db"], "context": ctx}
+        c = construct(NOTE, llm=ScriptedLLM([reply]), embedder=EMB)
+        assert c.fallbacks == ["context"], ctx
+
+
+def test_backend_exception_is_an_invalid_output_not_a_crash():
+    def boom(messages, schema):
+        raise RuntimeError("backend bug")
+
+    c = construct(NOTE, llm=ScriptedLLM([boom]), embedder=EMB)
+    assert c.valid_outputs == [False] and c.fallbacks == ["keywords", "tags", "context"]
+    assert any("backend bug" in p for p in c.problems)
+
+
+def test_llm_error_propagates():
+    def down(messages, schema):
+        raise LLMError("cannot reach the LLM endpoint")
+
+    with pytest.raises(LLMError):
+        construct(NOTE, llm=ScriptedLLM([down]), embedder=EMB)
+
+
+def test_no_llm_path_is_deterministic():
+    a = construct(NOTE, llm=NoLLM(), embedder=EMB)
+    b = construct(NOTE, llm=None, embedder=HashEmbedder())
+    assert (a.keywords, a.tags, a.context) == (b.keywords, b.tags, b.context)
+    assert a.llm_calls == 0 and a.valid_outputs == []
+    assert a.fallbacks == ["keywords", "tags", "context"]
+    assert 1 <= len(a.keywords) <= 5
+    assert a.context == "The deploy failed because the Postgres migration locked the users table for ten minutes."
+
+
+def test_empty_content_makes_no_call():
+    llm = ScriptedLLM([{"keywords": ["x"]}])
+    c = construct("   ", llm=llm, embedder=EMB)
+    assert llm.calls == [] and c.keywords == [] and c.context == ""
+
+
+# -- deterministic fallbacks ---------------------------------------------------------------
+
+
+def test_candidate_phrases_have_no_stopword_edges_and_do_not_cross_punctuation():
+    cands = candidate_phrases("The Bank of America, in New York. A tower; of the city")
+    assert "Bank of America" in cands
+    assert not any(c.split()[0].lower() in STOPWORDS or c.split()[-1].lower() in STOPWORDS for c in cands)
+    assert not any("America in" in c or "York A" in c for c in cands)
+
+
+def test_extract_keywords_is_grounded_diverse_and_deterministic():
+    kws = extract_keywords(NOTE, EMB)
+    assert kws == extract_keywords(NOTE, HashEmbedder())
+    assert 1 <= len(kws) <= 5
+    assert all(k.lower() in NOTE.lower() for k in kws)
+    words = [w.lower() for k in kws for w in k.split()]
+    assert len(words) - len(set(words)) <= 2  # mostly distinct words
+
+
+def test_extract_keywords_without_embedder_and_on_empty_text():
+    assert extract_keywords(NOTE, None)
+    assert extract_keywords("", EMB) == []
+    assert extract_keywords("the and of", EMB) == []
+
+
+def test_extract_keywords_survives_a_failing_embedder():
+    class Broken:
+        identity = "broken"
+
+        def embed(self, texts):
+            raise RuntimeError("no")
+
+    assert extract_keywords(NOTE, Broken()) == extract_keywords(NOTE, None)
+
+
+def test_tags_from_keywords_are_heads():
+    assert tags_from_keywords(["Postgres migration", "users table", "Postgres", "1889"]) == ["migration", "table", "postgres"]
+
+
+def test_summary_sentence():
+    assert summary_sentence("# Title line\n\nBody text. More.") == "Title line."
+    long = " ".join(f"w{i}" for i in range(60)) + "."
+    out = summary_sentence(long)
+    assert len(out.split()) == 25 and out.endswith("…")
+    assert summary_sentence("") == ""
+
+
+# -- links ---------------------------------------------------------------------------------
+
+CANDS = [
+    Candidate("id-low", "Unrelated note about tea.", similarity=0.2),
+    Candidate("id-b", "Postgres 16 upgrade plan.", "Upgrade plan.", ["Postgres"], similarity=0.7),
+    Candidate("id-a", "Migrations lock tables in Postgres.", "Locks.", ["locks"], similarity=0.9),
+    Candidate("id-c", "Deploys run every Tuesday.", similarity=0.5),
+]
+
+
+def _number_of(content: str):
+    """A reply function that finds the label number the prompt gave to `content`."""
+
+    def reply(messages, schema):
+        prompt = messages[-1]["content"]
+        m = re.search(r"^(\d+)\. " + re.escape(content[:20]), prompt, re.MULTILINE)
+        return {"links": [int(m.group(1))]}
+
+    return reply
+
+
+def test_links_map_numbers_back_to_the_right_ids():
+    # id-c is shown third (after id-a 0.9 and id-b 0.7), not at its input position 4.
+    llm = ScriptedLLM([_number_of("Deploys run every Tuesday.")])
+    d = choose_links("New note on deploys", ["deploys"], CANDS, llm=llm, threshold=0.3, max_links=3)
+    assert d.ids == ["id-c"]
+    assert d.fallback is False
+    assert d.considered == ["id-a", "id-b", "id-c"]
+    assert "Unrelated note about tea" not in llm.calls[0].prompt  # under the threshold
+    assert llm.calls[0].schema["properties"]["links"]["items"]["enum"] == [1, 2, 3]
+
+
+def test_links_in_similarity_order_and_capped():
+    llm = ScriptedLLM([{"links": [3, 1, 2]}])
+    d = choose_links("n", [], CANDS, llm=llm, threshold=0.3, max_links=2)
+    assert d.ids == ["id-a", "id-b"]
+
+
+def test_unknown_link_numbers_and_ids_are_dropped():
+    llm = ScriptedLLM([{"links": [2, 9, "id-low", "nonsense", 0, -1]}])
+    d = choose_links("n", [], CANDS, llm=llm, threshold=0.3, max_links=3)
+    assert d.ids == ["id-b"]
+    assert d.valid_outputs == [False]
+    assert any("9" in p for p in d.problems)
+
+
+def test_links_by_id_from_a_backend_that_ignores_the_schema():
+    llm = ScriptedLLM(['{"links": ["id-c", "2"]}'])
+    d = choose_links("n", [], CANDS, llm=llm, threshold=0.3, max_links=3)
+    assert d.ids == ["id-b", "id-c"]
+
+
+def test_only_unknown_links_fall_back():
+    llm = ScriptedLLM([{"links": [7, 8]}])
+    d = choose_links("n", [], CANDS, llm=llm, threshold=0.3, max_links=2)
+    assert d.fallback is True and d.ids == ["id-a", "id-b"]
+
+
+def test_valid_empty_choice_means_no_links():
+    d = choose_links("n", [], CANDS, llm=ScriptedLLM([{"links": []}]), threshold=0.3, max_links=2)
+    assert d.ids == [] and d.fallback is False and d.valid_outputs == [True]
+
+
+@pytest.mark.parametrize("reply", ["garbage", '{"links": "', '{"other": 1}', None])
+def test_bad_or_no_reply_falls_back_to_similarity(reply):
+    llm = ScriptedLLM([reply])
+    d = choose_links("n", [], CANDS, llm=llm, threshold=0.3, max_links=2)
+    assert d.ids == ["id-a", "id-b"] and d.fallback is True
+
+
+def test_no_llm_links_and_threshold():
+    d = choose_links("n", [], CANDS, llm=NoLLM(), threshold=0.6, max_links=5)
+    assert d.ids == ["id-a", "id-b"] and d.fallback is True and d.llm_calls == 0
+
+
+def test_no_candidates_above_threshold_means_no_call():
+    llm = ScriptedLLM([{"links": [1]}])
+    d = choose_links("n", [], CANDS, llm=llm, threshold=0.95, max_links=2)
+    assert d.ids == [] and llm.calls == [] and d.fallback is False
+
+
+def test_duplicate_candidate_ids_are_shown_once():
+    cands = [Candidate("x", "a", similarity=0.9), Candidate("x", "a", similarity=0.8), Candidate("y", "b", similarity=0.7)]
+    d = choose_links("n", [], cands, llm=NoLLM(), threshold=0.1, max_links=5)
+    assert d.ids == ["x", "y"]
+
+
+# -- evolution -----------------------------------------------------------------------------
+
+NEW = NewNote("The team will run long Postgres migrations at night.", ["Postgres", "migrations"], "Migrations move to night.")
+OLD = Neighbour("old-1", "The deploy failed because a Postgres migration locked the users table.", "A migration broke a deploy.", ["deploy", "postgres"])
+
+
+def test_evolution_changes_only_context_and_tags():
+    reply = {
+        "context": "A Postgres migration lock broke a deploy, so migrations now run at night.",
+        "tags": ["deploy", "Migrations", "invented-tag"],
+        "content": "REWRITTEN",
+        "links": ["x"],
+        "id": "other",
+    }
+    d = decide_evolution(NEW, OLD, llm=ScriptedLLM([reply]))
+    ev = d.evolution
+    assert isinstance(ev, Evolution)
+    assert ev.neighbour_id == "old-1"
+    assert ev.context == "A Postgres migration lock broke a deploy, so migrations now run at night."
+    assert ev.tags == ["deploy", "postgres", "migrations"]  # old kept, grounded new one added
+    assert set(ev.changes()) <= {"context", "tags"}
+    assert d.llm_calls == 1 and d.valid_outputs == [False]  # extra keys are fine, but...
+
+
+def test_evolution_with_a_clean_reply_is_valid():
+    reply = {"context": "A Postgres migration lock broke a deploy; migrations now run at night.", "tags": ["deploy", "postgres"]}
+    d = decide_evolution(NEW, OLD, llm=ScriptedLLM([reply]))
+    assert d.valid_outputs == [True]
+    assert d.evolution.tags is None  # no tag added
+    assert d.evolution.changes() == {"context": reply["context"]}
+
+
+def test_no_change_is_none():
+    reply = {"context": OLD.context, "tags": ["postgres", "DEPLOY"]}
+    assert propose_evolution(NEW, OLD, llm=ScriptedLLM([reply])) is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "not json",
+        '{"context": "A Postgres migration lock broke a deploy',  # cut off
+        {"context": "x" * 500, "tags": ["postgres"]},  # oversized: invalid
+        {"context": "A Postgres migration lock broke a deploy.", "tags": ["a"] * 9},  # too many items
+        {"tags": ["night"]},  # missing context
+    ],
+)
+def test_invalid_output_is_none(reply):
+    assert propose_evolution(NEW, OLD, llm=ScriptedLLM([reply])) is None
+
+
+def test_no_llm_evolution_is_none():
+    assert propose_evolution(NEW, OLD, llm=NoLLM()) is None
+    assert propose_evolution(NEW, OLD, llm=None) is None
+
+
+def test_evolution_context_must_be_about_the_neighbour():
+    reply = {"context": "Quantum galaxies explain stock prices nicely.", "tags": ["postgres"]}
+    d = decide_evolution(NEW, OLD, llm=ScriptedLLM([reply]))
+    assert d.evolution is None
+    assert any("not about the neighbour" in p for p in d.problems)
+
+
+def test_evolution_loop_context_is_ignored_but_tags_can_still_change():
+    reply = {"context": "night night night night night night night night", "tags": ["night"]}
+    ev = propose_evolution(NEW, OLD, llm=ScriptedLLM([reply]))
+    assert ev is not None and ev.context is None and ev.tags == ["deploy", "postgres", "night"]
+
+
+def test_evolution_accepts_note_like_objects():
+    from amem_cli.models import Note
+
+    new = Note(id="n", content=NEW.content, keywords=NEW.keywords, context=NEW.context)
+    old = Note(id="o", content=OLD.content, context=OLD.context, tags=OLD.tags)
+    reply = {"context": "A Postgres migration lock broke a deploy; migrations now run at night.", "tags": []}
+    ev = propose_evolution(new, old, llm=ScriptedLLM([reply]))
+    assert ev.neighbour_id == "o"
+
+
+# -- boxes ---------------------------------------------------------------------------------
+
+EXISTING = {"databases": 5, "Travel": 2, "git": 1}
+
+
+def test_boxes_reuse_existing_with_case_and_plural():
+    d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=ScriptedLLM([{"boxes": ["Database"]}]))
+    assert d.boxes == ["databases"] and d.new_boxes == [] and d.fallback is False
+    prompt = ScriptedLLM  # noqa: F841
+    d = classify_boxes(NOTE, [], [], EXISTING, llm=ScriptedLLM([{"boxes": ["travel"]}]))
+    assert d.boxes == ["Travel"]
+
+
+def test_boxes_show_existing_boxes_biggest_first():
+    llm = ScriptedLLM([{"boxes": ["databases"]}])
+    classify_boxes(NOTE, [], [], EXISTING, llm=llm)
+    assert "Existing boxes: databases (5), Travel (2), git (1)" in llm.calls[0].prompt
+
+
+def test_new_box_is_slugged():
+    d = classify_boxes(NOTE, ["Postgres"], [], EXISTING, llm=ScriptedLLM([{"boxes": ["Postgres Migrations!"]}]))
+    assert d.boxes == ["postgres-migrations"] and d.new_boxes == ["postgres-migrations"]
+
+
+def test_invented_new_box_is_dropped_and_falls_back():
+    d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=ScriptedLLM([{"boxes": ["astronomy"]}]))
+    assert d.fallback is True and d.boxes == ["databases"]
+    assert any("astronomy" in p for p in d.problems)
+
+
+def test_boxes_capped_and_deduped():
+    reply = {"boxes": ["databases", "Databases", "postgres", "deploy", "git"]}
+    d = classify_boxes(NOTE, ["Postgres"], [], EXISTING, llm=ScriptedLLM([reply]), max_boxes=2)
+    assert d.boxes == ["databases", "postgres"]
+
+
+@pytest.mark.parametrize("reply", ["", "nonsense", '{"boxes": []}', '{"boxes": ["]]]"]}', None])
+def test_boxes_fallback_reuses_a_box_named_like_a_tag(reply):
+    d = classify_boxes(NOTE, ["deploy"], ["Git", "ops"], EXISTING, llm=ScriptedLLM([reply]))
+    assert d.fallback is True and d.boxes == ["git"]
+
+
+def test_boxes_fallback_opens_one_after_the_first_tag():
+    d = classify_boxes(NOTE, ["Postgres"], ["Night Ops", "x"], EXISTING, llm=NoLLM())
+    assert d.boxes == ["night-ops"] and d.new_boxes == ["night-ops"] and d.llm_calls == 0
+    assert classify_boxes(NOTE, ["Postgres"], [], {}, llm=None).boxes == ["postgres"]
+    assert classify_boxes("", [], [], {}, llm=None).boxes == ["inbox"]
+
+
+def test_slugify():
+    assert slugify("  Machine Learning & AI, now ") == "machine-learning-ai"
+    assert slugify("!!!") == ""
+    assert len(slugify("a" * 80)) <= 30
+
+
+# -- nothing bad model output can do raises ------------------------------------------------
+
+_replies = st.one_of(
+    st.text(max_size=200),
+    st.dictionaries(
+        st.sampled_from(["keywords", "tags", "context", "links", "boxes", "x"]),
+        st.one_of(st.text(max_size=50), st.lists(st.one_of(st.text(max_size=30), st.integers(-3, 12)), max_size=8), st.integers(), st.none()),
+        max_size=5,
+    ).map(json.dumps),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_replies)
+def test_steps_never_raise_on_model_output(reply):
+    c = construct(NOTE, llm=ScriptedLLM([reply]), embedder=EMB)
+    assert c.keywords and c.tags and c.context
+    d = choose_links("n", [], CANDS, llm=ScriptedLLM([reply]), threshold=0.3, max_links=2)
+    assert set(d.ids) <= {"id-a", "id-b", "id-c"} and len(d.ids) <= 2
+    ev = propose_evolution(NEW, OLD, llm=ScriptedLLM([reply]))
+    assert ev is None or set(ev.changes()) <= {"context", "tags"}
+    b = classify_boxes(NOTE, ["Postgres"], ["db"], EXISTING, llm=ScriptedLLM([reply]))
+    assert 1 <= len(b.boxes) <= 2
