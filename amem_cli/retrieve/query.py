@@ -20,9 +20,16 @@ STOPWORDS = frozenset(
 )
 
 
+# "Caroline's", "she'll": the pieces after the apostrophe would match every note with
+# one; "don't", "can't" are function words as a whole.
+_CLITIC = re.compile(r"(?<=\w)['’](?:s|d|ll|m|re|ve)\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b\w+n['’]t\b", re.IGNORECASE)
+
+
 def words(query: str) -> list[str]:
     """The query's words, lower-cased, each once, in order."""
-    return list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
+    text = _CLITIC.sub("", _NEGATION.sub("", query))
+    return list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
 
 
 def keywords(query: str) -> list[str]:

@@ -1,0 +1,290 @@
+"""`amem search`, `amem context` and `amem add --after` through Typer's CliRunner
+(fake embedder, real SQLite, real local Chroma)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from amem_cli.cli.app import app
+from amem_cli.services.context import estimate_tokens
+
+MODES = ("hybrid", "semantic", "keyword", "graph")
+DUCK = "我喜欢在北京吃烤鸭"
+
+
+@pytest.fixture
+def run(vault):
+    runner = CliRunner()
+
+    def invoke(*args, input=None):
+        return runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", *map(str, args)], input=input)
+
+    return invoke
+
+
+def add(run, text, *args) -> str:
+    res = run("add", text, *args)
+    assert res.exit_code == 0, res.output
+    return res.stdout.strip()
+
+
+def show(run, note_id) -> dict:
+    res = run("show", note_id, "--json")
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def search_json(run, *args) -> list[dict]:
+    res = run("search", *args, "--json")
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def copy_vault(template, vault) -> None:
+    """A test's own copy of a vault built once for the module (files, index and vectors)."""
+    shutil.rmtree(vault)
+    shutil.copytree(template, vault)
+
+
+@pytest.fixture(scope="module")
+def notes_template(tmp_path_factory):
+    """A small vault: pottery notes (two of them a sequence) and unrelated ones, built once
+    through the CLI. Returns (folder, {name: id})."""
+    folder = tmp_path_factory.mktemp("notes") / "vault"
+    folder.mkdir()
+    with pytest.MonkeyPatch.context() as mp:  # module scope: isolate the config here too
+        mp.setenv("AMEM_CONFIG", str(folder.parent / "config.toml"))
+        for key in [k for k in os.environ if k.startswith("AMEM_") and k != "AMEM_CONFIG"]:
+            mp.delenv(key)
+        runner = CliRunner()
+
+        def run(*args, input=None):
+            return runner.invoke(app, ["--dir", str(folder), "--embedder", "fake", *map(str, args)], input=input)
+
+        ids = {
+            "tea": add(run, "Alice prefers green tea over coffee", "--created", "2023-01-05T09:00", "-t", "drinks"),
+            "port": add(run, "The server runs on port 8080", "--created", "2023-02-05T09:00", "-t", "work"),
+            "cat": add(run, "Dana adopted a grey cat named Pixel", "--created", "2023-03-05T09:00"),
+            "soup": add(run, "A recipe for lentil soup with cumin", "--created", "2023-04-05T09:00"),
+            "pottery": add(run, "Caroline joined a pottery class on Saturdays", "--created", "2023-05-08T13:56",
+                           "-k", "pottery", "--context", "Caroline's new hobby.", "-t", "art"),
+        }
+        ids["reply"] = add(run, "Yes, she loves the kiln", "--created", "2023-05-08T13:57", "--after", ids["pottery"])
+        ids["duck"] = add(run, DUCK, "--created", "2023-06-01T12:00")
+        ids["tokyo"] = add(run, "东京的天气很好", "--created", "2023-06-02T12:00")
+    return folder, ids
+
+
+@pytest.fixture
+def notes(notes_template, vault) -> dict[str, str]:
+    template, ids = notes_template
+    copy_vault(template, vault)
+    return ids
+
+
+# -- search modes --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_search_every_mode(run, notes, mode):
+    hits = search_json(run, "pottery class", "--mode", mode, "--limit", "3")
+    assert 1 <= len(hits) <= 3
+    assert hits[0]["id"] == notes["pottery"]
+    human = run("search", "pottery class", "--mode", mode)
+    assert human.exit_code == 0, human.output
+    assert re.search(r"^ 1\. " + re.escape(notes["pottery"]) + r" 2023-05-08 score \d+\.\d{4}$", human.stdout, re.M)
+    assert "Caroline joined a pottery class on Saturdays" in human.stdout
+
+
+def test_search_mode_lists(run, notes):
+    """Each mode reads its own lists: keyword (and no vectors), semantic, graph only."""
+    kw = search_json(run, "pottery", "--mode", "keyword")
+    assert {n for h in kw for n in h["sources"]} == {"keyword"}
+    assert {h["id"] for h in kw} == {notes["pottery"], notes["reply"]}  # the reply through its neighbour's text
+    sem = search_json(run, "pottery", "--mode", "semantic", "--limit", "50")
+    assert {n for h in sem for n in h["sources"]} == {"semantic"}
+    assert {h["id"] for h in sem} == set(notes.values())  # nearest vectors: every note has some
+    graph = search_json(run, "pottery", "--mode", "graph")
+    assert {n for h in graph for n in h["sources"]} == {"graph"}
+    hybrid = search_json(run, "pottery", "--mode", "hybrid")
+    assert set(hybrid[0]["sources"]) == {"keyword", "semantic", "graph"}
+
+
+@pytest.mark.parametrize("bad", ["fuzzy", "HYBRID", ""])
+def test_search_bad_mode(run, notes, bad):
+    res = run("search", "pottery", "--mode", bad)
+    assert res.exit_code == 2
+    assert res.stdout == ""
+    assert "Traceback" not in res.output
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("Error:")]
+    assert errors == [f"Error: unknown search mode {bad!r}"]
+    assert "Hint: use one of: hybrid, semantic, keyword, graph" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 2
+
+
+def test_search_bad_mode_json(run, notes):
+    res = run("search", "pottery", "--mode", "fuzzy", "--json")
+    assert res.exit_code == 2
+    assert json.loads(res.stdout) == {"error": "unknown search mode 'fuzzy'", "hint": "use one of: hybrid, semantic, keyword, graph"}
+
+
+def test_search_explain(run, notes):
+    res = run("search", "pottery class", "--explain", "--json")
+    hits = json.loads(res.stdout)
+    human = run("search", "pottery class", "--explain")
+    assert human.exit_code == 0, human.output
+    lines = human.stdout.splitlines()
+    for rank, hit in enumerate(hits, 1):
+        at = next(i for i, ln in enumerate(lines) if ln.startswith(f"{rank:>2}. {hit['id']} "))
+        explain = next(ln for ln in lines[at + 1 :] if ln.startswith("    ") and "#" in ln)
+        for name, src in hit["sources"].items():
+            assert f"{name} #{src['rank']} ({src['score']:.4f})" in explain, (name, explain)
+        assert explain.strip().count(";") == len(hit["sources"]) - 1
+    assert "keyword #1 (" in human.stdout and "semantic #" in human.stdout and "graph #" in human.stdout
+    # without --explain, no per-list line
+    plain = run("search", "pottery class")
+    assert "keyword #" not in plain.stdout and "semantic #" not in plain.stdout
+
+
+def test_search_explain_name_boost(run):
+    add(run, "Melanie: I love painting sunsets", "--created", "2023-05-08T10:00")
+    car = add(run, "Caroline: I love painting sunsets", "--created", "2023-05-08T11:00")
+    hits = search_json(run, "does Caroline love painting")
+    assert hits[0]["id"] == car and hits[0]["sources"]["name"] == {"boost": 0.6}
+    human = run("search", "does Caroline love painting", "--explain")
+    assert "name boost x1.60" in human.stdout
+
+
+def test_search_json_shape(run, notes):
+    hits = search_json(run, "pottery", "--limit", "4")
+    assert 1 <= len(hits) <= 4
+    for h in hits:
+        assert {"id", "score", "sources", "content", "created_at", "previous", "next"} <= set(h)
+        assert isinstance(h["score"], float) and h["score"] == round(h["score"], 6)
+        for name, src in h["sources"].items():
+            assert name in {"keyword", "semantic", "graph", "substring", "name"}
+            if name != "name":
+                assert set(src) == {"rank", "score"} and isinstance(src["rank"], int) and src["rank"] >= 1
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    assert hits[0]["id"] == notes["pottery"]
+
+
+def test_search_filters_from_the_command_line(run, notes):
+    for mode in MODES:
+        got = {h["id"] for h in search_json(run, "pottery tea server", "--mode", mode, "--limit", "50",
+                                             "--since", "2023-02-01", "--until", "2023-04-30")}
+        assert got <= {notes["port"], notes["cat"], notes["soup"]}, mode
+        assert notes["port"] in got, mode
+        tagged = {h["id"] for h in search_json(run, "pottery tea server", "--mode", mode, "--tag", "drinks")}
+        assert tagged == {notes["tea"]}, mode
+
+
+def test_search_no_hits_message(run, notes):
+    res = run("search", "zeppelin", "--mode", "keyword")
+    assert res.exit_code == 0 and res.stdout.strip() == "No matching notes."
+    assert search_json(run, "zeppelin", "--mode", "keyword") == []
+
+
+# -- context ----------------------------------------------------------------------------
+
+
+def test_context_fits_the_budget(run, notes):
+    res = run("context", "pottery class", "--max-tokens", "50")
+    assert res.exit_code == 0, res.output
+    text = res.stdout.rstrip("\n")
+    assert text, "at least one note fits in 50 tokens"
+    assert estimate_tokens(text) <= 50 and len(text) <= 200
+    assert text.startswith(f"[{notes['pottery']}] 2023-05-08 13:56\nCaroline joined a pottery class on Saturdays")
+    big = run("context", "pottery class", "--max-tokens", "2000").stdout.rstrip("\n")
+    assert big.startswith(text) and len(big) > len(text)  # the budget left notes out
+    assert "Context: Caroline's new hobby." in big and "Keywords: pottery" in big and "Tags: art" in big
+    assert f"Sequence: before [[{notes['reply']}]]" in big
+
+
+def test_context_json(run, notes):
+    res = run("context", "pottery class", "--max-tokens", "50", "--json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert set(data) == {"query", "context", "tokens", "notes"}
+    assert data["query"] == "pottery class"
+    assert data["tokens"] == estimate_tokens(data["context"]) and 0 < data["tokens"] <= 50
+    assert data["notes"][0] == notes["pottery"]
+    assert re.findall(r"^\[(\S+)\] \d{4}-\d\d-\d\d \d\d:\d\d$", data["context"], re.M) == data["notes"]
+    plain = run("context", "pottery class", "--max-tokens", "50").stdout.rstrip("\n")
+    assert plain == data["context"]
+
+
+def test_context_budget_too_small(run, notes):
+    data = json.loads(run("context", "pottery", "--max-tokens", "1", "--json").stdout)
+    assert data == {"query": "pottery", "context": "", "tokens": 0, "notes": []}
+    assert run("context", "pottery", "--max-tokens", "0").exit_code == 2  # min=1
+
+
+# -- add --after ---------------------------------------------------------------------------
+
+
+def test_add_after_sets_previous_and_next(run):
+    a = add(run, "first message")
+    b = add(run, "second message", "--after", a)
+    assert (show(run, a)["previous"], show(run, a)["next"]) == (None, b)
+    assert (show(run, b)["previous"], show(run, b)["next"]) == (a, None)
+    # inserting after a puts the new note between a and b
+    m = add(run, "in between", "--after", a)
+    assert show(run, a)["next"] == m
+    assert (show(run, m)["previous"], show(run, m)["next"]) == (a, b)
+    assert show(run, b)["previous"] == m
+
+
+def test_add_after_json_output(run):
+    a = add(run, "first message")
+    res = run("add", "second message", "--after", a, "--json")
+    data = json.loads(res.stdout)
+    assert data["previous"] == a and data["next"] is None
+
+
+def test_add_after_unknown_id(run, vault):
+    res = run("add", "orphan", "--after", "20990101T000000000-dead")
+    assert res.exit_code != 0
+    assert "Traceback" not in res.output
+    assert "20990101T000000000-dead" in res.stderr
+    assert list(vault.glob("*.md")) == []
+
+
+# -- CJK ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def duck(notes) -> str:
+    return notes["duck"]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+@pytest.mark.parametrize("query", ["烤鸭", "北京吃烤鸭", "我喜欢在北京吃烤鸭", "烤"], ids=["two", "three", "all", "one"])
+def test_cjk_search(run, duck, mode, query):
+    hits = search_json(run, query, "--mode", mode)
+    assert hits[0]["id"] == duck and hits[0]["content"] == DUCK
+    if mode == "keyword":
+        assert [h["id"] for h in hits] == [duck]
+        assert "substring" in hits[0]["sources"]
+
+
+def test_cjk_one_character_queries_do_not_crash(run, duck):
+    for query in ("鸭", "京", "我", "の", "한"):
+        for mode in MODES:
+            res = run("search", query, "--mode", mode)
+            assert res.exit_code == 0, (query, mode, res.output)
+            assert "Traceback" not in res.output
+    tokyo = search_json(run, "京", "--mode", "keyword")
+    assert {h["content"] for h in tokyo} == {DUCK, "东京的天气很好"}
+    assert search_json(run, "の", "--mode", "keyword") == []
+
+
+def test_cjk_human_output(run, duck):
+    res = run("search", "烤鸭")
+    assert res.exit_code == 0 and DUCK in res.stdout

@@ -1,0 +1,477 @@
+"""Sequence links (Folgezettel) and the retrieval that uses them, through the Python API:
+fake embedder, real SQLite, real local Chroma."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from datetime import datetime
+
+import pytest
+
+from amem_cli import AgentMemory, Note, NoteBuilder
+from amem_cli.errors import AmemError, NotFoundError, UsageError
+from amem_cli.markdown import parse_note, render_note
+from amem_cli.services.context import estimate_tokens, note_block
+from amem_cli.services.search import MODES
+
+# Unrelated notes, so BM25 has a corpus to weigh words against (FTS5 gives a word in
+# more than half of the notes an IDF of ~0).
+FILLER = [
+    "The weather in Oslo was rainy all week",
+    "Bob repaired the bicycle chain before the race",
+    "A recipe for lentil soup with cumin and lemon",
+    "The quarterly report is due on Friday afternoon",
+    "Dana adopted a grey cat named Pixel",
+    "Train tickets to Lyon were cheap in the spring",
+    "The garden needs more tomatoes this year",
+    "Eli practises the violin every evening",
+]
+
+
+def add_filler(mem: AgentMemory) -> list[str]:
+    """Unlinked notes dropped into the vault as files (the next call indexes them)."""
+    build = NoteBuilder().build
+    out = []
+    for n, text in enumerate(FILLER, 1):
+        note = build(text, created_at=datetime(2022, 1, n, 9, 0))
+        (mem.path / f"{note.id}.md").write_text(render_note(note), encoding="utf-8")
+        out.append(note.id)
+    return out
+
+
+def read_file(mem: AgentMemory, note_id: str) -> Note:
+    return parse_note((mem.path / f"{note_id}.md").read_text(encoding="utf-8"))
+
+
+def raw(mem: AgentMemory, note_id: str) -> str:
+    return (mem.path / f"{note_id}.md").read_text(encoding="utf-8")
+
+
+def ids(hits) -> list[str]:
+    return [h.note.id for h in hits]
+
+
+def chain_of(mem: AgentMemory, note_id: str) -> list[str]:
+    """The ids from note_id following `next` to the end (stops on a loop)."""
+    out = [note_id]
+    while (nxt := mem.get(out[-1]).next) is not None and nxt not in out:
+        out.append(nxt)
+    return out
+
+
+def assert_links(mem: AgentMemory, note_id: str, previous: str | None, next: str | None) -> None:
+    """previous/next agree in the index, in the parsed file, and in the file's text."""
+    for n in (mem.get(note_id), read_file(mem, note_id)):
+        assert (n.previous, n.next) == (previous, next), n.id
+    text = raw(mem, note_id)
+    for key, value in (("previous", previous), ("next", next)):
+        lines = [ln for ln in text.split("\n---\n")[0].splitlines() if ln.startswith(f"{key}:")]
+        assert lines == ([f"{key}: '[[{value}]]'"] if value else []), (note_id, key, lines)
+
+
+TURNS = [
+    {"content": "Caroline: I went to the LGBTQ support group yesterday", "created_at": "2023-05-08T13:56"},
+    {"content": "Melanie: How did it feel to be there?", "created_at": "2023-05-08T13:57"},
+    {"content": "Caroline: Powerful. The stories moved me", "created_at": "2023-05-08T13:58"},
+]
+
+
+# -- chaining ------------------------------------------------------------------
+
+
+def test_add_many_chains_in_order(memory):
+    a, b, c = memory.add_many(TURNS)
+    assert [n.content for n in (a, b, c)] == [t["content"] for t in TURNS]
+    assert (a.previous, a.next) == (None, b.id)
+    assert (b.previous, b.next) == (a.id, c.id)
+    assert (c.previous, c.next) == (b.id, None)
+    assert_links(memory, a.id, None, b.id)
+    assert_links(memory, b.id, a.id, c.id)
+    assert_links(memory, c.id, b.id, None)
+    assert chain_of(memory, a.id) == [a.id, b.id, c.id]
+
+
+def test_chain_survives_reopening_and_a_rebuilt_index(memory, vault):
+    a, b, c = memory.add_many(TURNS)
+    memory.close()
+    with AgentMemory(vault, embedder="fake") as again:
+        assert chain_of(again, a.id) == [a.id, b.id, c.id]
+        assert again.get(c.id).previous == b.id
+    # The files are the truth: with the index gone, the chain comes back from them.
+    shutil.rmtree(vault / ".amem")
+    with AgentMemory(vault, embedder="fake") as rebuilt:
+        assert chain_of(rebuilt, a.id) == [a.id, b.id, c.id]
+        assert [rebuilt.get(i).previous for i in (a.id, b.id, c.id)] == [None, a.id, b.id]
+
+
+def test_add_many_one_item_has_no_links(memory):
+    (only,) = memory.add_many([{"content": "alone"}])
+    assert_links(memory, only.id, None, None)
+
+
+def test_add_after_inserts_into_an_existing_chain(memory):
+    a, b = memory.add_many(TURNS[:2])
+    new = memory.add("Caroline: (a message sent in between)", after=a.id)
+    assert (new.previous, new.next) == (a.id, b.id)
+    assert_links(memory, a.id, None, new.id)
+    assert_links(memory, new.id, a.id, b.id)
+    assert_links(memory, b.id, new.id, None)
+    assert chain_of(memory, a.id) == [a.id, new.id, b.id]
+
+
+def test_add_after_the_tail_extends_the_chain(memory):
+    a, b = memory.add_many(TURNS[:2])
+    new = memory.add("Caroline: one more thing", after=b.id)
+    assert_links(memory, b.id, a.id, new.id)
+    assert_links(memory, new.id, b.id, None)
+
+
+def test_add_after_a_lone_note(memory):
+    a = memory.add("first thought")
+    b = memory.add("second thought", after=a.id)
+    assert_links(memory, a.id, None, b.id)
+    assert_links(memory, b.id, a.id, None)
+
+
+def test_add_many_after_continues_a_chain(memory):
+    a, b = memory.add_many(TURNS[:2])
+    c, d = memory.add_many([{"content": "third turn"}, {"content": "fourth turn"}], after=b.id)
+    assert chain_of(memory, a.id) == [a.id, b.id, c.id, d.id]
+    assert_links(memory, b.id, a.id, c.id)
+    assert_links(memory, c.id, b.id, d.id)
+    assert_links(memory, d.id, c.id, None)
+
+
+def test_add_many_after_splices_into_the_middle(memory):
+    a, b = memory.add_many(TURNS[:2])
+    x, y = memory.add_many([{"content": "inserted x"}, {"content": "inserted y"}], after=a.id)
+    assert chain_of(memory, a.id) == [a.id, x.id, y.id, b.id]
+    assert_links(memory, a.id, None, x.id)
+    assert_links(memory, y.id, x.id, b.id)
+    assert_links(memory, b.id, y.id, None)
+
+
+def test_unknown_after_writes_nothing(memory):
+    a, b = memory.add_many(TURNS[:2])
+    before = sorted(p.name for p in memory.path.glob("*.md"))
+    texts = {i: raw(memory, i) for i in (a.id, b.id)}
+    with pytest.raises(AmemError, match="20990101T000000000-dead"):
+        memory.add("orphan", after="20990101T000000000-dead")
+    with pytest.raises(AmemError):
+        memory.add_many([{"content": "orphan 1"}, {"content": "orphan 2"}], after="20990101T000000000-dead")
+    assert sorted(p.name for p in memory.path.glob("*.md")) == before
+    assert {i: raw(memory, i) for i in (a.id, b.id)} == texts
+    assert [n.content for n in memory._c.notes.list()] == [TURNS[1]["content"], TURNS[0]["content"]]
+
+
+def test_unknown_after_is_not_found(memory):
+    memory.add("an anchor")
+    with pytest.raises(NotFoundError):
+        memory.add("orphan", after="20990101T000000000-dead")
+
+
+def test_malformed_after_is_a_usage_error(memory):
+    with pytest.raises(UsageError, match="not a valid note id"):
+        memory.add("orphan", after="../escape")
+    assert list(memory.path.glob("*.md")) == []
+
+
+# -- delete closes the gap ----------------------------------------------------------
+
+
+def test_delete_middle_closes_the_gap(memory):
+    a, b, c = memory.add_many(TURNS)
+    memory.delete(b.id)
+    assert not (memory.path / f"{b.id}.md").exists()
+    assert_links(memory, a.id, None, c.id)
+    assert_links(memory, c.id, a.id, None)
+    assert chain_of(memory, a.id) == [a.id, c.id]
+    db = memory._c.index.db
+    assert db.execute("SELECT count(*) FROM links WHERE src = ? OR dst = ?", [b.id, b.id]).fetchone()[0] == 0
+    assert sorted(db.execute("SELECT src, dst, kind FROM links").fetchall()) == sorted(
+        [(a.id, c.id, "next"), (c.id, a.id, "previous")]
+    )
+
+
+def test_delete_ends_of_a_chain(memory):
+    a, b, c = memory.add_many(TURNS)
+    memory.delete(a.id)
+    assert_links(memory, b.id, None, c.id)
+    memory.delete(c.id)
+    assert_links(memory, b.id, None, None)
+
+
+def test_deleted_note_leaves_its_neighbours_full_text(memory):
+    add_filler(memory)
+    a, b, c = memory.add_many(
+        [{"content": "We met at noon"}, {"content": "The zeppelin flew over us"}, {"content": "Then we went home"}]
+    )
+    assert set(ids(memory.search("zeppelin", top_k=10, mode="keyword"))) == {a.id, b.id, c.id}
+    memory.delete(b.id)
+    assert ids(memory.search("zeppelin", top_k=10, mode="keyword")) == []
+
+
+# -- retrieval that uses the sequence ------------------------------------------------
+
+
+def test_reply_is_found_by_its_neighbours_words(memory):
+    add_filler(memory)
+    question, reply = memory.add_many(
+        [
+            {"content": "Melanie: Did you go to the pottery workshop?", "created_at": "2023-05-08T10:00"},
+            {"content": "Caroline: Yes, last Tuesday!", "created_at": "2023-05-08T10:01"},
+        ]
+    )
+    hits = memory.search("pottery workshop", top_k=10, mode="keyword")
+    assert ids(hits) == [question.id, reply.id]  # its own words weigh more than its neighbour's
+    db = memory._c.index.db
+    row = db.execute("SELECT neighbours FROM notes_fts WHERE id = ?", [reply.id]).fetchone()
+    assert row == (question.content,)
+    # The same search without the neighbour's words would not find the reply at all.
+    assert "pottery" not in reply.content.lower() and "workshop" not in reply.content.lower()
+
+
+def test_neighbours_column_follows_an_insert(memory):
+    add_filler(memory)
+    a, b = memory.add_many([{"content": "first line"}, {"content": "last line"}])
+    mid = memory.add("an albatross landed", after=a.id)
+    hits = ids(memory.search("albatross", top_k=10, mode="keyword"))
+    assert hits[0] == mid.id and set(hits) == {a.id, mid.id, b.id}
+
+
+DUP = "We talked about the pottery workshop and the pottery glaze"
+STANDALONE = "Notes on a pottery workshop downtown with glaze and kiln and wheel"
+
+
+@pytest.fixture
+def run_and_standalone(memory, vault):
+    """Four near-identical adjacent notes and one separate note that matches a bit less."""
+    add_filler(memory)
+    run = memory.add_many([{"content": DUP, "created_at": f"2023-06-01T10:0{i}"} for i in range(4)])
+    alone = memory.add(STANDALONE, created_at="2023-06-02T10:00")
+    return [n.id for n in run], alone.id
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_diversity_keeps_a_run_of_adjacent_notes_from_filling_the_top(run_and_standalone, vault, memory, mode):
+    run, alone = run_and_standalone
+    query = "pottery workshop glaze"
+    default = ids(memory.search(query, top_k=3, mode=mode))
+    with AgentMemory(vault, embedder="fake", diversity=0.0) as flat:
+        undiversified = ids(flat.search(query, top_k=3, mode=mode))
+        # With the top large enough, both see the same notes: only the order differs.
+        assert set(ids(flat.search(query, top_k=5, mode=mode))) == set(run) | {alone}
+    assert set(undiversified) <= set(run)  # without diversity the run fills the whole top 3
+    assert alone in default  # by default the separate note gets a place
+    assert len(set(default) & set(run)) == 2
+    # and no two of the chosen run notes are neighbours
+    chosen = sorted(run.index(i) for i in default if i in run)
+    assert chosen[1] - chosen[0] >= 2
+    assert set(ids(memory.search(query, top_k=5, mode=mode))) == set(run) | {alone}
+
+
+def test_diversity_scores_drop_by_the_share_for_each_neighbour_above(run_and_standalone, memory):
+    run, alone = run_and_standalone
+    hits = memory.search("pottery workshop glaze", top_k=5, mode="keyword")
+    with AgentMemory(memory.path, embedder="fake", diversity=0.0) as flat:
+        base = {h.note.id: h.score for h in flat.search("pottery workshop glaze", top_k=5, mode="keyword")}
+    got = {h.note.id: h.score for h in hits}
+    assert got[alone] == pytest.approx(base[alone])  # no neighbours: untouched
+    taken: set[str] = set()
+    for h in hits:  # each score is its base score times 0.6 per neighbour ranked above it
+        n = h.note
+        near = len({n.previous, n.next} & taken)
+        assert h.score == pytest.approx(base[n.id] * 0.6**near)
+        taken.add(n.id)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_name_boost_ranks_the_named_speaker_first(memory, vault):
+    add_filler(memory)
+    # The same words (so the same BM25 and the same fake vector); Melanie's id sorts first.
+    mel = memory.add("Melanie: Caroline, I love painting sunsets by the lake", created_at="2023-05-08T10:00")
+    car = memory.add("Caroline: Melanie, I love painting sunsets by the lake", created_at="2023-05-08T11:00")
+    assert mel.id < car.id
+    query = "What does Caroline love painting?"
+    with AgentMemory(vault, embedder="fake", name_boost=0.0) as plain:
+        unboosted = plain.search(query, top_k=2)
+    assert ids(unboosted) == [mel.id, car.id]  # a tie, broken by id
+    assert unboosted[0].score == pytest.approx(unboosted[1].score)
+    hits = memory.search(query, top_k=2)
+    assert ids(hits) == [car.id, mel.id]
+    assert hits[0].score == pytest.approx(unboosted[0].score * 1.6)
+    assert hits[0].sources["name"] == {"boost": 0.6}
+    assert "name" not in hits[1].sources
+    # in every mode
+    for mode in MODES:
+        assert ids(memory.search(query, top_k=2, mode=mode))[0] == car.id, mode
+    # and the other way round
+    assert ids(memory.search("What does Melanie love painting?", top_k=2))[0] == mel.id
+
+
+def test_name_boost_from_speaker_metadata(memory):
+    add_filler(memory)
+    mel = memory.add("I love painting sunsets by the lake", created_at="2023-05-08T10:00", metadata={"speaker": "Melanie"})
+    car = memory.add("I love painting sunsets by the lake", created_at="2023-05-08T11:00", metadata={"speaker": "Caroline"})
+    assert ids(memory.search("did caroline love painting", top_k=2, mode="keyword")) == [car.id, mel.id]
+
+
+def test_date_words_find_a_note_by_month_and_year(memory):
+    add_filler(memory)
+    target = memory.add("Went to the support group", created_at="2023-05-08T13:56")
+    memory.add("Went to the support group", created_at="2024-05-20T13:56")  # May, other year
+    memory.add("Went to the support group", created_at="2023-07-20T13:56")  # 2023, other month
+    hits = memory.search("May 2023", top_k=10, mode="keyword")
+    assert hits[0].note.id == target.id
+    assert hits[0].score > hits[1].score
+    assert len(hits) == 3  # the filler (January 2022) does not match
+    for query in ("8 May 2023", "2023-05-08", "Monday"):  # 2023-05-08 was a Monday
+        assert ids(memory.search(query, top_k=10, mode="keyword"))[0] == target.id, query
+    row = memory._c.index.db.execute("SELECT dates FROM notes_fts WHERE id = ?", [target.id]).fetchone()
+    assert row == ("2023-05-08 8 May 2023 Monday",)
+
+
+# -- filters apply in every mode ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dated_template(tmp_path_factory):
+    """Four pottery notes a month apart, chained (so the graph walk can reach out of range),
+    tagged art / work alternately, plus the filler: built once, copied for each test."""
+    folder = tmp_path_factory.mktemp("dated") / "vault"
+    folder.mkdir()
+    with pytest.MonkeyPatch.context() as mp:  # module scope: isolate the config here too
+        mp.setenv("AMEM_CONFIG", str(folder.parent / "config.toml"))
+        for key in [k for k in os.environ if k.startswith("AMEM_") and k != "AMEM_CONFIG"]:
+            mp.delenv(key)
+        with AgentMemory(folder, embedder="fake") as mem:
+            add_filler(mem)
+            notes = mem.add_many(
+                [
+                    {"content": f"Pottery session number {i}", "created_at": datetime(2023, i, 1, 12, 0), "tags": [tag]}
+                    for i, tag in zip(range(1, 5), ["art", "work", "art", "work"])
+                ]
+            )
+    return folder, [n.id for n in notes]
+
+
+@pytest.fixture
+def dated(dated_template, vault):
+    """(AgentMemory on a copy of the dated vault, the four chained ids)."""
+    template, chain = dated_template
+    shutil.rmtree(vault)
+    shutil.copytree(template, vault)
+    with AgentMemory(vault, embedder="fake") as mem:
+        yield mem, chain
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_date_filters_in_every_mode(dated, mode):
+    memory, (n1, n2, n3, n4) = dated
+    hits = memory.search("pottery session", top_k=20, mode=mode, since=datetime(2023, 2, 1), until=datetime(2023, 3, 15))
+    assert set(ids(hits)) == {n2, n3}
+    assert set(ids(memory.search("pottery session", top_k=20, mode=mode, since=datetime(2023, 3, 1)))) == {n3, n4}
+    window = dict(since=datetime(2022, 12, 31), until=datetime(2023, 1, 31))  # the filler is from 2022
+    assert set(ids(memory.search("pottery session", top_k=20, mode=mode, **window))) == {n1}
+    # the bounds are inclusive
+    assert set(ids(memory.search("pottery session", top_k=20, mode=mode, since=datetime(2023, 4, 1, 12, 0)))) == {n4}
+    # and without filters the out-of-range notes are there
+    assert {n1, n2, n3, n4} <= set(ids(memory.search("pottery session", top_k=20, mode=mode)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tag_filters_in_every_mode(dated, mode):
+    memory, (n1, n2, n3, n4) = dated
+    assert set(ids(memory.search("pottery session", top_k=20, mode=mode, tags=["art"]))) == {n1, n3}
+    assert set(ids(memory.search("pottery session", top_k=20, mode=mode, tags=["#work"]))) == {n2, n4}
+    assert set(ids(memory.search("pottery session", top_k=20, mode=mode, tags=["art"], since=datetime(2023, 2, 1)))) == {n3}
+    assert ids(memory.search("pottery session", top_k=20, mode=mode, tags=["art", "work"])) == []
+    assert ids(memory.search("pottery session", top_k=20, mode=mode, tags=["nope"])) == []
+
+
+def test_graph_mode_reaches_sequence_neighbours(dated):
+    memory, chain = dated
+    hits = memory.search("pottery session", top_k=20, mode="graph")
+    assert set(chain) <= set(ids(hits))
+    assert all(set(h.sources) <= {"graph", "name"} and "graph" in h.sources for h in hits)
+
+
+# -- build_context ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def context_notes(memory):
+    add_filler(memory)
+    a = memory.add(
+        "Caroline joined a pottery class on Saturdays",
+        created_at="2023-05-08T13:56",
+        keywords=["pottery", "class"],
+        context="Caroline's new hobby.",
+    )
+    b = NoteBuilder().build(
+        "Melanie fired her first pottery bowl in the kiln",
+        created_at="2023-05-09T09:05",
+        keywords=["kiln"],
+        context="Melanie's pottery progress.",
+    )
+    b.links = [a.id]
+    memory.add_note(b)
+    c = memory.add("A long note about pottery glazes: " + "celadon, tenmoku, shino and ash glazes; " * 6,
+                   created_at="2023-05-10T18:30")
+    return memory.get(a.id), memory.get(b.id), memory.get(c.id)
+
+
+def blocks(text: str) -> list[str]:
+    return text.split("\n\n") if text else []
+
+
+def test_build_context_blocks_dates_and_lines(memory, context_notes):
+    a, b, c = context_notes
+    text = memory.build_context("pottery", max_tokens=None, top_k=3)
+    assert f"[{a.id}] 2023-05-08 13:56\nCaroline joined a pottery class on Saturdays\n" in text
+    assert f"[{b.id}] 2023-05-09 09:05\n" in text and f"[{c.id}] 2023-05-10 18:30\n" in text
+    assert "Context: Caroline's new hobby.\nKeywords: pottery, class" in text
+    assert "Context: Melanie's pottery progress.\nKeywords: kiln\nLinks: [[" + a.id + "]]" in text
+    assert sorted(blocks(text)) == sorted(note_block(n) for n in (a, b, c))
+
+
+def test_build_context_respects_the_budget_and_never_cuts_a_note(memory, context_notes):
+    whole = {note_block(n) for n in context_notes}
+    full = memory.build_context("pottery", max_tokens=None, top_k=3)
+    assert set(blocks(full)) == whole
+    # What fit() charges: each block rounded up, plus a token for each blank line between
+    # blocks; never less than the joined text's own estimate.
+    needed = sum(estimate_tokens(b) for b in blocks(full)) + len(blocks(full)) - 1
+    assert estimate_tokens(full) <= needed
+    seen_sizes = set()
+    for budget in [1, 5, 15, 25, 40, 60, 80, 100, 140, needed - 1, needed, needed + 50]:
+        text = memory.build_context("pottery", max_tokens=budget, top_k=3)
+        assert estimate_tokens(text) <= budget, budget
+        assert len(text) <= 4 * budget, budget
+        assert set(blocks(text)) <= whole, budget  # whole blocks only
+        seen_sizes.add(len(blocks(text)))
+        if budget >= needed:
+            assert text == full
+    assert memory.build_context("pottery", max_tokens=needed - 1, top_k=3) != full
+    assert {0, 3} <= seen_sizes and len(seen_sizes) >= 3  # the budget really cut notes out
+
+
+def test_build_context_smaller_note_takes_the_place_of_one_that_does_not_fit(memory, context_notes):
+    a, b, c = context_notes
+    long_cost = estimate_tokens(note_block(c))
+    short_cost = estimate_tokens(note_block(a))
+    assert short_cost < long_cost
+    text = memory.build_context([c, a], max_tokens=long_cost - 1)
+    assert text == note_block(a)
+    assert memory.build_context([c, a], max_tokens=long_cost) == note_block(c)
+    assert memory.build_context([c, a], max_tokens=long_cost + short_cost + 1) == note_block(c) + "\n\n" + note_block(a)
+    assert memory.build_context([c, a], max_tokens=long_cost + short_cost) == note_block(c)  # the gap costs a token
+
+
+def test_build_context_sequence_line(memory):
+    a, b, c = memory.add_many(TURNS)
+    block = note_block(memory.get(b.id))
+    assert block.splitlines()[-1] == f"Sequence: after [[{a.id}]], before [[{c.id}]]"
+    assert re.fullmatch(r"\[\S+\] 2023-05-08 13:57", block.splitlines()[0])
