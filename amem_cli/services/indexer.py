@@ -134,11 +134,20 @@ class Indexer:
                 f"the index holds vectors of {stored}, but the embedder is {embedder.identity}",
                 hint="run `amem reindex` to re-embed every note with the new model",
             )
-        vectors = self._vectors()
-        if stored is None:
-            with self.vault.lock():
+        # Opening Chroma's local store writes to its SQLite file, which is not safe
+        # across processes: only under the writer lock.
+        with self.vault.lock():
+            vectors = self._vectors()
+            if stored is None:
                 self.index.set_meta("embedder", embedder.identity)
         return vectors
+
+    def nearest(self, vector: list[float], k: int) -> list[tuple[str, float]]:
+        """The k nearest notes by cosine similarity, read under the writer lock (a
+        concurrent write to Chroma's local store would fail the read with 'locked')."""
+        vectors = self.vectors()
+        with self.vault.lock():
+            return vectors.query(vector, k)
 
     def flush_vectors(self, progress: Progress | None = None) -> int:
         """Embed notes whose text changed, drop vectors of deleted notes. Returns how many were embedded."""

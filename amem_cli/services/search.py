@@ -81,9 +81,8 @@ class SearchService:
 
     def _semantic(self, query: str, depth: int, allowed: set[str] | None) -> list[tuple[str, float]]:
         self.indexer.flush_vectors()
-        vectors = self.indexer.vectors()
         vector = self.indexer.embedder().embed([query])[0]
-        hits = vectors.query(vector, depth if allowed is None else depth * 4)
+        hits = self.indexer.nearest(vector, depth if allowed is None else depth * 4)
         known = self.index.existing(i for i, _ in hits)
         return [(i, s) for i, s in hits if i in known and (allowed is None or i in allowed)][:depth]
 
