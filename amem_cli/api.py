@@ -9,6 +9,7 @@ from typing import Any
 
 from .config import load_settings
 from .container import Container
+from .llm.base import LLM
 from .models import Note
 from .services.context import build_context
 from .services.notes import NoteService
@@ -46,9 +47,12 @@ class AgentMemory:
         embedder: str | None = None,
         embedding_model: str | None = None,
         chroma_url: str | None = None,
+        llm: str | LLM | None = None,
         **settings: Any,
     ):
-        """`settings` are any of amem's settings (see `amem config`), e.g. `fusion="score"`."""
+        """`llm`: "llama" (the default: llama.cpp with the bundled model, or the GGUF file
+        `llm_model` names), "openai" (with `llm_url=`), "none", or an `LLM` object.
+        `settings` are any of amem's other settings (README), e.g. `fusion="rrf"`."""
         if path is None and (graph_path or chroma_path):
             path = Path(graph_path or chroma_path).expanduser()
             path = path.parent if path.suffix else path
@@ -57,10 +61,18 @@ class AgentMemory:
             embedder=embedder,
             embedding_model=embedding_model,
             chroma_url=chroma_url,
+            llm=llm if isinstance(llm, str) else None,
+            model=llm_model,
             **settings,
         )
-        self.llm_model = llm_model  # used by the A-MEM pipeline
         self._c = Container(settings, create=True)
+        if llm is not None and not isinstance(llm, str):
+            self._c.llm = llm  # a ready model object (tests, or a caller's own backend)
+
+    @property
+    def llm_model(self) -> str | None:
+        """The GGUF file the pipeline uses (None: the bundled default)."""
+        return self._c.settings.model
 
     @property
     def path(self) -> Path:

@@ -24,6 +24,14 @@ class Settings:
     chroma_url: str | None = None  # a Chroma server instead of the local store
     chroma_collection: str | None = None
     search_limit: int = 10
+    # The A-MEM pipeline: which model builds, links and evolves notes.
+    llm: str | None = None  # "llama" (llama.cpp in process; default), "openai" (llm_url), "none"
+    model: str | None = None  # a GGUF file for llama.cpp (default: the bundled SmolLM2-135M-Instruct)
+    llm_url: str | None = None  # an OpenAI-compatible endpoint (llama-server, Ollama, vLLM)
+    llm_model: str | None = None  # the model name to ask that endpoint for
+    link_k: int = 5  # nearest notes by embedding considered for links
+    link_threshold: float = 0.5  # cosine similarity a link candidate needs
+    max_links: int = 3  # links a new note makes at most
     sync_interval: float = 0.0  # seconds between looks for files edited by others (0: every command)
     # Retrieval: how the keyword, semantic and graph lists are fused.
     fusion: str = "score"  # "score" (normalised scores) or "rrf" (reciprocal ranks)

@@ -9,6 +9,7 @@ from .config import Settings
 from .embed.base import Embedder
 from .index.sqlite import SqliteIndex
 from .index.vectors import VectorIndex
+from .llm.base import LLM
 from .services.indexer import Indexer
 from .services.notes import NoteService
 from .services.search import RetrievalSettings, SearchService
@@ -53,8 +54,24 @@ class Container:
         )
 
     @cached_property
+    def llm(self) -> LLM:
+        from .llm import make_llm
+
+        s = self.settings
+        return make_llm(s.llm, model_path=s.model, url=s.llm_url, model_name=s.llm_model)
+
+    @cached_property
     def notes(self) -> NoteService:
-        return NoteService(self.indexer)
+        from .services.pipeline import Pipeline, PipelineSettings
+
+        s = self.settings
+        notes = NoteService(self.indexer)
+        notes.pipeline = Pipeline(
+            notes,
+            lambda: self.llm,
+            PipelineSettings(link_k=s.link_k, link_threshold=s.link_threshold, max_links=s.max_links),
+        )
+        return notes
 
     @cached_property
     def search(self) -> SearchService:
@@ -72,5 +89,7 @@ class Container:
         )
 
     def close(self) -> None:
+        if "llm" in self.__dict__ and hasattr(self.llm, "close"):
+            self.llm.close()
         if "index" in self.__dict__:
             self.index.close()

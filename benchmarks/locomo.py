@@ -106,7 +106,7 @@ def metrics(ranked: list[str], gold: list[str]) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("path", type=Path, help="LoCoMo JSON (e.g. ../shared/data/locomo-dev.json)")
-    parser.add_argument("--llm", default="none", help="'none' (default, fast) or a model for note construction")
+    parser.add_argument("--llm", default="none", help="'none' (default: the pipeline's deterministic fallbacks) or 'llama' (the bundled model)")
     parser.add_argument("--embedder", default="sentence-transformers", help="sentence-transformers (default) or fake")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an amem setting, e.g. fusion=score")
     parser.add_argument("--keep", type=Path, help="build the vaults under this folder and keep them; reuse them next time")
@@ -115,8 +115,7 @@ def main() -> int:
     from amem_cli import AgentMemory
 
     settings = dict(kv.split("=", 1) for kv in args.set)
-    if args.llm != "none":
-        settings["llm"] = args.llm
+    settings["llm"] = args.llm
     data = json.loads(args.path.read_text(encoding="utf-8"))
     scores: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     latencies, add_seconds, n_turns = [], 0.0, 0

@@ -19,6 +19,9 @@ def _isolated_config(tmp_path_factory, monkeypatch):
     for key in list(os.environ):
         if key.startswith("AMEM_") and key != "AMEM_CONFIG":
             monkeypatch.delenv(key)
+    # The pipeline's deterministic fallbacks: fast and exact. Tests of the real model
+    # (tests/integration) and of the scripted one ask for theirs.
+    monkeypatch.setenv("AMEM_LLM", "none")
 
 
 @pytest.fixture

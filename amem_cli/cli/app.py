@@ -40,11 +40,19 @@ def root(
         str | None,
         typer.Option("--embedder", help="'sentence-transformers' (default) or 'fake' (hashing, for tests).", show_default=False),
     ] = None,
+    llm: Annotated[
+        str | None,
+        typer.Option("--llm", help="The model that builds, links and evolves notes: llama (default), openai, none.", show_default=False),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="A GGUF file for llama.cpp (default: the bundled SmolLM2-135M-Instruct).", show_default=False),
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
 ) -> None:
-    ctx.obj = {"dir": dir, "embedder": embedder}
+    ctx.obj = {"dir": dir, "embedder": embedder, "llm": llm, "model": model}
 
 
 def command(name: str | None = None, **kwargs: Any) -> Callable:
@@ -89,7 +97,10 @@ def container(ctx: typer.Context, *, create: bool = False):
     root_ctx = ctx.find_root()
     flags = root_ctx.obj or {}
     if "container" not in flags:
-        c = Container(load_settings(dir=flags.get("dir"), embedder=flags.get("embedder")), create=create)
+        c = Container(
+            load_settings(dir=flags.get("dir"), embedder=flags.get("embedder"), llm=flags.get("llm"), model=flags.get("model")),
+            create=create,
+        )
         flags["container"] = c
 
         def close() -> None:
@@ -103,6 +114,7 @@ def container(ctx: typer.Context, *, create: bool = False):
 
 
 # Register the commands (each module adds its own to `app`).
+from .commands import evolution as _evolution  # noqa: E402,F401
 from .commands import notes as _notes  # noqa: E402,F401
 from .commands import search as _search  # noqa: E402,F401
 from .commands import vault as _vault  # noqa: E402,F401

@@ -45,3 +45,19 @@ def m001_initial(db):
         );
         """
     )
+
+
+@migrations()
+def m002_revisions(db):
+    # Evolution's changes to notes: the file before (byte for byte, for `amem undo`) and
+    # the hash of the file amem wrote (undo refuses once a person has changed it since).
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS revisions (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, note_id TEXT NOT NULL, cause TEXT,
+            model TEXT, at TEXT NOT NULL, old_context TEXT, new_context TEXT,
+            old_tags TEXT, new_tags TEXT, old_bytes BLOB NOT NULL, new_hash TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS revisions_note ON revisions(note_id, seq);
+        """
+    )

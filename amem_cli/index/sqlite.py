@@ -348,8 +348,21 @@ class SqliteIndex:
         sql = f"SELECT id FROM notes WHERE id IN ({marks}) AND lower(speaker) IN ({names_marks})"
         return {r[0] for r in self.db.execute(sql, ids + [n.lower() for n in names])}
 
+    # -- revisions (evolution's changes, for history and undo) -------------
+    def add_revision(self, rev: dict) -> None:
+        self.db["revisions"].insert(rev)
+
+    def revisions(self, note_id: str) -> list[dict]:
+        """The note's revisions, oldest first."""
+        rows = self.db.execute("SELECT * FROM revisions WHERE note_id = ? ORDER BY seq", [note_id])
+        names = [c[0] for c in rows.description]
+        return [dict(zip(names, r)) for r in rows.fetchall()]
+
+    def drop_revision(self, seq: int) -> None:
+        self.db.execute("DELETE FROM revisions WHERE seq = ?", [seq])
+
     def reset(self) -> None:
-        """Forget everything indexed (the files stay)."""
+        """Forget everything indexed (the files stay; the revision log too)."""
         with self.transaction():
             for table in ("note_keywords", "note_tags", "note_boxes", "links", "notes_fts", "notes_trigram", "notes", "files"):
                 self.db.execute(f"DELETE FROM {table}")

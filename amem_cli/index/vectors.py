@@ -18,6 +18,10 @@ class VectorIndex(Protocol):
         """The k nearest ids with cosine similarity, best first."""
         ...
 
+    def vectors_of(self, ids: list[str]) -> dict[str, list[float]]:
+        """The stored vectors of those ids that have one."""
+        ...
+
     def reset(self) -> None: ...
 
 
@@ -78,6 +82,12 @@ class ChromaVectorIndex:
             return []
         res = self._collection.query(query_embeddings=[vector], n_results=min(k, count), include=["distances"])
         return [(i, 1.0 - float(d)) for i, d in zip(res["ids"][0], res["distances"][0])]
+
+    def vectors_of(self, ids: list[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        res = self._collection.get(ids=list(ids), include=["embeddings"])
+        return {i: [float(x) for x in v] for i, v in zip(res["ids"], res["embeddings"])}
 
     def count(self) -> int:
         return self._collection.count()

@@ -142,6 +142,11 @@ class Indexer:
                 self.index.set_meta("embedder", embedder.identity)
         return vectors
 
+    def vectors_of(self, ids: list[str]) -> dict[str, list[float]]:
+        vectors = self.vectors()
+        with self.vault.lock():
+            return vectors.vectors_of(ids)
+
     def nearest(self, vector: list[float], k: int) -> list[tuple[str, float]]:
         """The k nearest notes by cosine similarity, read under the writer lock (a
         concurrent write to Chroma's local store would fail the read with 'locked')."""

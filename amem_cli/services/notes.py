@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -23,6 +24,7 @@ class NoteService:
         self.indexer = indexer
         self.vault = indexer.vault
         self.index = indexer.index
+        self.pipeline = None  # the A-MEM pipeline (services.pipeline), when there is one
 
     # -- building ---------------------------------------------------------
     @staticmethod
@@ -73,6 +75,11 @@ class NoteService:
         self.indexer.sync()
         if len({n.id for n in notes}) != len(notes):
             raise UsageError("two of the notes share an id", hint="give each note its own id, or none")
+        for note in notes:
+            if not note.content.strip():
+                raise UsageError("the note is empty", hint="give the note some text")
+        if self.pipeline is not None:
+            self.pipeline.build(notes)
         if chain:
             for before, note in zip(notes, notes[1:]):
                 before.next, note.previous = note.id, before.id
@@ -90,6 +97,9 @@ class NoteService:
                     self.indexer.record_written(note, path, stat, text)
         if embed:
             self.indexer.flush_vectors()
+            if self.pipeline is not None:
+                self.pipeline.connect(notes)
+                notes = [self.index.get(n.id) or n for n in notes]  # with their new links
         return notes
 
     def _check_new(self, note: Note) -> str:
@@ -134,10 +144,12 @@ class NoteService:
             notes.append(self.build(content, **item))
         return self.add_notes(notes, chain=True, after=after)
 
-    def update(self, note_id: str, change, *, embed: bool = True) -> Note:
+    def update(self, note_id: str, change, *, embed: bool = True, sync: bool = True) -> Note:
         """Re-read a note from its file, apply `change(note) -> note`, write it back;
-        refuses if the file changes in between (a person's edit wins)."""
-        self.indexer.sync()
+        refuses if the file changes in between (a person's edit wins). `sync=False` when
+        the caller has just synced (the pipeline's many small updates)."""
+        if sync:
+            self.indexer.sync()
         with self.vault.lock():
             path = self._path(note_id)
             data = self.vault.read_bytes(path)
@@ -152,6 +164,56 @@ class NoteService:
         if embed:
             self.indexer.flush_vectors()
         return new
+
+    def revise(self, note_id: str, changes: dict[str, Any], *, cause: str | None, model: str | None) -> Note:
+        """Evolution: change a note's context and/or tags (nothing else), keep the file as
+        it was in the revision log, and re-embed the note at once."""
+        if not changes or set(changes) - {"context", "tags"}:
+            raise UsageError("evolution may change only a note's context and tags")
+        self.indexer.sync()
+        with self.vault.lock():
+            before = self.vault.read_bytes(self._path(note_id))
+            old = self.get(note_id, sync=False)
+            new = self.update(note_id, lambda n: replace(n, **changes), embed=False, sync=False)
+            after = self.vault.read_bytes(self._path(note_id))
+            with self.index.transaction():
+                self.index.add_revision({
+                    "note_id": note_id, "cause": cause, "model": model, "at": now().isoformat(),
+                    "old_context": old.context, "new_context": new.context,
+                    "old_tags": json.dumps(old.tags), "new_tags": json.dumps(new.tags),
+                    "old_bytes": before, "new_hash": content_hash(after),
+                })
+        self.indexer.flush_vectors()
+        return new
+
+    def history(self, note_id: str) -> list[dict]:
+        """The note's revisions by evolution, oldest first."""
+        self.get(note_id)
+        return self.index.revisions(note_id)
+
+    def undo(self, note_id: str) -> Note:
+        """Put back the file as it was before the note's last revision, byte for byte."""
+        self.indexer.sync()
+        with self.vault.lock():
+            path = self._path(note_id)
+            revisions = self.index.revisions(note_id)
+            if not revisions:
+                raise UsageError(f"the note {note_id} has no revision to undo", hint="see `amem history ID`")
+            last = revisions[-1]
+            if content_hash(self.vault.read_bytes(path)) != last["new_hash"]:
+                raise UsageError(
+                    f"the note {note_id} was changed after its last revision; undo would lose that change",
+                    hint="edit the note by hand (`amem edit ID`), `amem history ID` shows what evolution changed",
+                )
+            old = bytes(last["old_bytes"])
+            stat = self.vault.write_bytes(path, old)
+            note = parse_note(old.decode("utf-8"), path=path, fallback_id=note_id)
+            with self.index.transaction():
+                self.index.upsert_note(note, path)
+                self.index.set_file(path, stat, content_hash(old), note.id, None)
+                self.index.drop_revision(last["seq"])
+        self.indexer.flush_vectors()
+        return note
 
     def delete(self, note_id: str) -> Note:
         """Remove a note's file and index entry, and the links other notes have to it."""

@@ -199,7 +199,7 @@ def test_write_up_form_with_graph_and_chroma_paths(tmp_path):
     with AgentMemory(chroma_path=str(base / "chroma_db"), graph_path=str(base / "graph.pkl"),
                      llm_model="some-model", embedder="fake") as mem:
         assert mem.path == base.resolve()
-        assert mem.llm_model == "some-model"
+        assert mem.llm_model == "some-model"  # the GGUF file the pipeline would load
         note = mem.add("stored next to the graph file")
         assert (base / f"{note.id}.md").is_file()
         assert (base / ".amem" / "index.db").is_file()
@@ -383,7 +383,8 @@ def test_delete_unknown(memory):
 
 
 def test_hand_edit_is_picked_up_by_next_search(memory):
-    note = memory.add("The meeting is on Tuesday in room alpha")
+    # Keywords, context and tags given, so that only the content holds "room alpha".
+    note = memory.add("The meeting is on Tuesday in room alpha", keywords=["meeting"], tags=["work"], context="When we meet.")
     other = memory.add("Lunch is at noon in the cafeteria")
     path = memory.path / f"{note.id}.md"
     path.write_text(path.read_text().replace("Tuesday in room alpha", "Thursday in the zeppelin hangar"))

@@ -1,0 +1,63 @@
+"""What the A-MEM pipeline made and changed: boxes, a note's evolution history, undo."""
+
+from __future__ import annotations
+
+import difflib
+import json
+
+import typer
+
+from ..app import command, container
+from ..options import IdArg, JsonOpt
+from ..output import console, escape, print_json
+
+
+@command("boxes")
+def boxes(ctx: typer.Context, json_output: JsonOpt = False) -> None:
+    """List the boxes notes are filed in, with how many notes each holds."""
+    c = container(ctx)
+    c.indexer.sync()
+    rows = c.index.boxes()
+    if json_output:
+        print_json([{"box": box, "notes": n} for box, n in rows])
+    elif not rows:
+        console.print("[dim]No boxes yet.[/]")
+    else:
+        for box, n in rows:
+            console.print(f"{n:>5}  {escape(box)}")
+
+
+@command("history")
+def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
+    """Show how evolution changed a note (context and tags), oldest first, as diffs."""
+    revisions = container(ctx).notes.history(note_id)
+    if json_output:
+        print_json([_public(r) for r in revisions])
+        return
+    if not revisions:
+        console.print(f"[dim]{note_id} has not been changed by evolution.[/]")
+        return
+    for r in revisions:
+        cause = f" after {r['cause']}" if r["cause"] else ""
+        console.print(f"[bold]revision {r['seq']}[/] {r['at']}{escape(cause)} [dim]({escape(r['model'] or '')})[/]")
+        before = [f"context: {r['old_context']}", f"tags: {', '.join(json.loads(r['old_tags']))}"]
+        after = [f"context: {r['new_context']}", f"tags: {', '.join(json.loads(r['new_tags']))}"]
+        for line in difflib.unified_diff(before, after, "before", "after", lineterm="", n=0):
+            style = "green" if line.startswith("+") else "red" if line.startswith("-") else "dim"
+            console.print(f"[{style}]{escape(line)}[/]")
+
+
+@command("undo")
+def undo(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
+    """Restore a note's file as it was before its last evolution, byte for byte."""
+    note = container(ctx).notes.undo(note_id)
+    if json_output:
+        print_json(note.to_dict())
+    else:
+        typer.echo(f"restored {note.id}")
+
+
+def _public(revision: dict) -> dict:
+    out = {k: v for k, v in revision.items() if k not in ("old_bytes", "new_hash")}
+    out["old_tags"], out["new_tags"] = json.loads(revision["old_tags"]), json.loads(revision["new_tags"])
+    return out

@@ -1,0 +1,176 @@
+"""The A-MEM pipeline around a write: before a new note's file is written it is *built*
+(keywords, tags, context, boxes); once it is indexed and embedded it is *linked* to
+related notes (both ways) and the notes it links *evolve* (context and tags only, each
+change a revision that `amem undo` can reverse)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+
+from ..llm.base import LLM
+from ..llm.fake import NoLLM
+from ..models import Note
+from ..pipeline import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
+from ..pipeline.construct import candidate_phrases
+
+# A file modified this long after amem last wrote it (its `updated`) was edited by hand.
+HAND_EDIT_SLACK = timedelta(seconds=2)
+
+
+@dataclass(frozen=True)
+class PipelineSettings:
+    link_k: int = 5  # nearest notes by embedding considered for links
+    link_threshold: float = 0.5  # cosine similarity a candidate needs
+    max_links: int = 3
+
+
+@dataclass
+class PipelineStats:
+    """What the pipeline did, summed over the notes of one write (for benchmarks)."""
+
+    notes: int = 0
+    llm_calls: int = 0
+    valid_outputs: list[bool] = field(default_factory=list)
+    fallbacks: int = 0
+    links: int = 0
+    evolutions: int = 0
+
+    def count(self, step) -> None:
+        self.llm_calls += step.llm_calls
+        self.valid_outputs.extend(step.valid_outputs)
+
+
+class Pipeline:
+    def __init__(self, notes, llm: Callable[[], LLM], settings: PipelineSettings | None = None):
+        self.notes = notes  # the NoteService that writes
+        self.index = notes.index
+        self.indexer = notes.indexer
+        self._llm_factory = llm
+        self._llm: LLM | None = None
+        self.settings = settings or PipelineSettings()
+        self.stats = PipelineStats()
+
+    @property
+    def llm(self) -> LLM:
+        if self._llm is None:
+            self._llm = self._llm_factory()
+        return self._llm
+
+    # -- before writing ---------------------------------------------------
+    def build(self, notes: list[Note]) -> None:
+        """Fill in what the user did not give: keywords, tags, context and boxes. Fields
+        where the model's output was unusable and the deterministic method stepped in are
+        recorded in `metadata.amem_fallbacks`."""
+        embedder = _Batched(self.indexer.embedder(), notes)
+        boxes = dict(self.index.boxes())
+        for note in notes:
+            c = construct(note.content, keywords=note.keywords, tags=note.tags, context=note.context,
+                          llm=self.llm, embedder=embedder)
+            note.keywords, note.tags, note.context = c.keywords, c.tags, c.context
+            self.stats.count(c)
+            fallbacks = list(c.fallbacks)
+            if not note.boxes:
+                b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=self.llm)
+                note.boxes = b.boxes
+                self.stats.count(b)
+                if b.fallback:
+                    fallbacks.append("boxes")
+            for box in note.boxes:
+                boxes[box] = boxes.get(box, 0) + 1
+            self.stats.fallbacks += len(fallbacks)
+            if fallbacks and not isinstance(self.llm, NoLLM):  # with no model they are the method
+                note.metadata = {**note.metadata, "amem_fallbacks": fallbacks}
+            self.stats.notes += 1
+
+    # -- after writing ----------------------------------------------------
+    def connect(self, notes: list[Note]) -> None:
+        """Link each new note to related notes (both ways), then let those evolve."""
+        vectors = self.indexer.vectors_of([n.id for n in notes])
+        for note in notes:
+            if note.id not in vectors:
+                continue
+            linked = self._link(note, vectors[note.id])
+            if linked and not isinstance(self.llm, NoLLM):  # evolution needs a model
+                for target in linked:
+                    self._evolve(note, target)
+
+    def _link(self, note: Note, vector: list[float]) -> list[str]:
+        s = self.settings
+        similar = dict(self.indexer.nearest(vector, s.link_k + 1))
+        sharers = [i for i, _ in self.index.fts_search(note.keywords, s.link_k)] if note.keywords else []
+        missing = [i for i in sharers if i not in similar]
+        if missing:
+            for i, v in self.indexer.vectors_of(missing).items():
+                similar[i] = _cosine(vector, v)
+        similar.pop(note.id, None)
+        others = self.index.get_many(similar)
+        candidates = [
+            Candidate(i, n.content, n.context, n.keywords, similar[i]) for i, n in others.items() if i not in note.links
+        ]
+        decision = choose_links(note.content, note.keywords, candidates, llm=self.llm,
+                                threshold=s.link_threshold, max_links=s.max_links)
+        self.stats.count(decision)
+        if not decision.ids:
+            return []
+        add = decision.ids
+        self.notes.update(note.id, lambda n: replace(n, links=_merged(n.links, add)), embed=False, sync=False)
+        for target in add:
+            self.notes.update(target, lambda n: replace(n, backlinks=_merged(n.backlinks, [note.id])), embed=False, sync=False)
+        self.stats.links += len(add)
+        return add
+
+    def _evolve(self, new: Note, target_id: str) -> None:
+        target = self.index.get(target_id)
+        if target is None or target.extra.get("pinned") is True or self._hand_edited(target_id, target):
+            return
+        decision = decide_evolution(NewNote(new.content, new.keywords, new.context), target, llm=self.llm)
+        self.stats.count(decision)
+        ev = decision.evolution
+        if ev is None:
+            return
+        changes = ev.changes()
+        self.notes.revise(target_id, changes, cause=new.id, model=self.llm.identity)
+        self.stats.evolutions += 1
+
+    def _hand_edited(self, note_id: str, note: Note) -> bool:
+        """Has a person saved the file since amem last wrote it (its `updated` time)?"""
+        stat = self.notes.vault.stat(self.index.path_of(note_id))
+        if stat is None or note.updated_at is None:
+            return True
+        modified = note.updated_at + HAND_EDIT_SLACK
+        return stat.mtime_ns / 1e9 > modified.timestamp()
+
+
+def _merged(old: list[str], new: list[str]) -> list[str]:
+    return list(dict.fromkeys([*old, *new]))
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+class _Batched:
+    """The embedder, with the texts keyword extraction will ask for (each note and its
+    candidate phrases) embedded in one batch up front: many small calls cost far more."""
+
+    def __init__(self, embedder, notes: list[Note]):
+        self.embedder = embedder
+        texts = [t for n in notes if not n.keywords for t in [n.content, *candidate_phrases(n.content)]]
+        texts = list(dict.fromkeys(texts))
+        self._cache = dict(zip(texts, embedder.embed(texts))) if texts else {}
+
+    @property
+    def identity(self) -> str:
+        return self.embedder.identity
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            self._cache.update(zip(missing, self.embedder.embed(missing)))
+        return [self._cache[t] for t in texts]
+

@@ -1,0 +1,167 @@
+"""The A-MEM pipeline around `add`: construction, bidirectional links, evolution with a
+revision log (history, undo), boxes; with a scripted model and with no model."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from amem_cli import AgentMemory
+from amem_cli.cli.app import app
+from amem_cli.errors import UsageError
+from amem_cli.llm import ScriptedLLM
+from amem_cli.markdown import parse_note
+
+DEPLOY = "The deploy failed because the Postgres migration locked the users table for ten minutes."
+POLICY = "We run long Postgres migrations at night so that table locks never block a deploy."
+
+
+def router(construct=None, links=None, evolve=None, boxes=None):
+    """A scripted model that answers each step by the schema it is asked for."""
+
+    def reply(messages, schema):
+        props = set(schema.get("properties", {}))
+        if props == {"links"}:
+            return links
+        if props == {"boxes"}:
+            return boxes
+        if props == {"context", "tags"} and "Older note" in messages[-1]["content"]:
+            return evolve
+        return construct
+
+    return ScriptedLLM(default=reply)
+
+
+def read(mem: AgentMemory, note_id: str):
+    return parse_note((mem.path / f"{note_id}.md").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def scripted(vault):
+    llm = router(
+        construct={"keywords": ["Postgres migration", "deploy"], "tags": ["database"], "context": "A deploy failed on a Postgres table lock."},
+        links={"links": [1]},
+        evolve={"context": "The night-time migration policy, prompted by a deploy that failed on a table lock.", "tags": ["deploy", "postgres"]},
+        boxes={"boxes": ["migrations"]},
+    )
+    with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=0.0) as mem:
+        yield mem, llm
+
+
+def test_construction_fills_what_the_user_did_not_give(scripted):
+    mem, _ = scripted
+    note = mem.add(DEPLOY, tags=["incident"])
+    assert note.keywords == ["Postgres migration", "deploy"]
+    assert note.tags == ["incident"]  # given: kept, not replaced
+    assert note.context == "A deploy failed on a Postgres table lock."
+    assert note.boxes == ["migrations"]  # a new box, named after the note
+    assert "amem_fallbacks" not in note.metadata
+    assert read(mem, note.id).keywords == note.keywords
+
+
+def test_unusable_model_output_falls_back_and_is_recorded(vault):
+    llm = router(construct="{not json at all", links="???", boxes=None)
+    with AgentMemory(vault, embedder="fake", llm=llm) as mem:
+        note = mem.add(DEPLOY)
+    assert note.content == DEPLOY  # always stored
+    assert note.keywords and note.tags and note.context
+    assert set(note.metadata["amem_fallbacks"]) == {"keywords", "tags", "context", "boxes"}
+
+
+def test_links_run_both_ways_in_files_and_index(scripted):
+    mem, llm = scripted
+    old = mem.add(POLICY, context="Migration policy.", tags=["ops"], keywords=["migrations"])
+    new = mem.add(DEPLOY)
+    assert new.links == [old.id]
+    assert read(mem, new.id).links == [old.id]
+    assert read(mem, old.id).backlinks == [new.id]
+    assert mem.get(old.id).backlinks == [new.id]
+    rows = mem._c.index.db.execute("SELECT src, dst FROM links WHERE kind = 'link'").fetchall()
+    assert (new.id, old.id) in rows
+    link_call = next(c for c in llm.calls if set(c.schema["properties"]) == {"links"})
+    assert "Postgres migrations at night" in link_call.prompt  # the candidate was shown
+
+
+def test_evolution_changes_context_and_tags_only_and_can_be_undone(scripted):
+    mem, _ = scripted
+    old = mem.add(POLICY, context="Migration policy.", tags=["ops"], keywords=["migrations"])
+    new = mem.add(DEPLOY)
+    evolved = read(mem, old.id)
+    assert evolved.content == POLICY
+    assert evolved.context.startswith("The night-time migration policy")
+    assert evolved.tags[0] == "ops" and "deploy" in evolved.tags
+    # re-embedded at once: the new context is what the vector store holds
+    assert mem._c.index.db.execute("SELECT count(*) FROM notes WHERE embedded_hash IS NOT text_hash").fetchone()[0] == 0
+    history = mem._c.notes.history(old.id)
+    assert len(history) == 1 and history[0]["old_context"] == "Migration policy." and history[0]["model"] == "fake"
+    mem._c.notes.undo(old.id)
+    restored = mem.get(old.id)
+    assert (restored.context, restored.tags, restored.backlinks) == ("Migration policy.", ["ops"], [new.id])
+    with pytest.raises(UsageError):
+        mem._c.notes.undo(old.id)  # nothing left to undo
+
+
+def test_undo_restores_the_file_byte_for_byte_and_refuses_after_a_later_edit(memory):
+    note = memory.add(POLICY, context="Migration policy.", tags=["ops"], keywords=["migrations"])
+    path = memory.path / f"{note.id}.md"
+    before = path.read_bytes()
+    memory._c.notes.revise(note.id, {"context": "Changed.", "tags": ["ops", "night"]}, cause=None, model="m")
+    assert path.read_bytes() != before
+    memory._c.notes.undo(note.id)
+    assert path.read_bytes() == before
+    memory._c.notes.revise(note.id, {"context": "Changed again."}, cause=None, model="m")
+    path.write_text(path.read_text(encoding="utf-8") + "\nA person's addition.\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="changed after its last revision"):
+        memory._c.notes.undo(note.id)
+    assert "A person's addition." in memory.get(note.id).content
+    with pytest.raises(UsageError):
+        memory._c.notes.revise(note.id, {"content": "rewritten"}, cause=None, model="m")
+
+
+def test_pinned_and_hand_edited_notes_do_not_evolve(scripted):
+    mem, _ = scripted
+    pinned = mem.add(POLICY, context="Migration policy.", tags=["ops"], keywords=["migrations"])
+    path = mem.path / f"{pinned.id}.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("---\n", "---\npinned: true\n", 1), encoding="utf-8")
+    later = time.time() - 60  # not a hand edit by its time: only `pinned` keeps it
+    os.utime(path, (later, later))
+    mem.add(DEPLOY)
+    assert read(mem, pinned.id).context == "Migration policy."
+
+    edited = mem.add("Postgres table locks during migrations block every deploy.", context="Locks.", tags=["ops"], keywords=["locks"])
+    path = mem.path / f"{edited.id}.md"
+    later = time.time() + 60  # saved by a person a minute after amem wrote it
+    os.utime(path, (later, later))
+    mem.add(DEPLOY + " Again.")
+    assert read(mem, edited.id).context == "Locks."
+    assert mem._c.notes.history(edited.id) == []
+
+
+def test_without_a_model_notes_are_built_and_linked_by_fallbacks(vault):
+    with AgentMemory(vault, embedder="fake", llm="none", link_threshold=0.0) as mem:
+        a = mem.add(POLICY)
+        b = mem.add(DEPLOY)
+        assert a.keywords and a.tags and a.context and a.boxes
+        assert "amem_fallbacks" not in a.metadata  # with no model the fallbacks are the method
+        assert b.links == [a.id] and mem.get(a.id).backlinks == [b.id]
+        assert mem._c.notes.history(a.id) == []  # no model: nothing evolves
+
+
+def test_cli_boxes_history_and_undo(vault, scripted):
+    mem, _ = scripted
+    old = mem.add(POLICY, context="Migration policy.", tags=["ops"], keywords=["migrations"])
+    mem.add(DEPLOY)
+    runner = CliRunner()
+    base = ["--dir", str(vault), "--embedder", "fake"]
+    res = runner.invoke(app, [*base, "boxes"])
+    assert res.exit_code == 0 and "migrations" in res.output
+    res = runner.invoke(app, [*base, "history", old.id])
+    assert res.exit_code == 0
+    assert "-context: Migration policy." in res.output and "+context: The night-time migration policy" in res.output
+    res = runner.invoke(app, [*base, "undo", old.id])
+    assert res.exit_code == 0 and f"restored {old.id}" in res.output
+    res = runner.invoke(app, [*base, "undo", old.id])
+    assert res.exit_code != 0 and "no revision to undo" in res.output and "Traceback" not in res.output
