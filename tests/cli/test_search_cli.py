@@ -62,6 +62,7 @@ def notes_template(tmp_path_factory):
         mp.setenv("AMEM_CONFIG", str(folder.parent / "config.toml"))
         for key in [k for k in os.environ if k.startswith("AMEM_") and k != "AMEM_CONFIG"]:
             mp.delenv(key)
+        mp.setenv("AMEM_LLM", "none")  # as the autouse fixture does
         runner = CliRunner()
 
         def run(*args, input=None):
