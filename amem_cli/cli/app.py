@@ -48,11 +48,15 @@ def root(
         str | None,
         typer.Option("--model", help="A GGUF file for llama.cpp (default: the bundled SmolLM2-135M-Instruct).", show_default=False),
     ] = None,
+    llm_url: Annotated[
+        str | None,
+        typer.Option("--llm-url", help="An OpenAI-compatible endpoint (llama-server, Ollama, vLLM), e.g. http://host:8080/v1.", show_default=False),
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
 ) -> None:
-    ctx.obj = {"dir": dir, "embedder": embedder, "llm": llm, "model": model}
+    ctx.obj = {"dir": dir, "embedder": embedder, "llm": llm, "model": model, "llm_url": llm_url}
 
 
 def command(name: str | None = None, **kwargs: Any) -> Callable:
@@ -98,7 +102,8 @@ def container(ctx: typer.Context, *, create: bool = False):
     flags = root_ctx.obj or {}
     if "container" not in flags:
         c = Container(
-            load_settings(dir=flags.get("dir"), embedder=flags.get("embedder"), llm=flags.get("llm"), model=flags.get("model")),
+            load_settings(dir=flags.get("dir"), embedder=flags.get("embedder"), llm=flags.get("llm"), model=flags.get("model"),
+                          llm_url=flags.get("llm_url")),
             create=create,
         )
         flags["container"] = c

