@@ -32,6 +32,7 @@ class Settings:
     link_k: int = 5  # nearest notes by embedding considered for links
     link_threshold: float = 0.5  # cosine similarity a link candidate needs
     max_links: int = 3  # links a new note makes at most
+    max_boxes: int = 2  # boxes a new note is filed in at most
     sync_interval: float = 0.0  # seconds between looks for files edited by others (0: every command)
     # Retrieval: how the keyword, semantic and graph lists are fused.
     fusion: str = "score"  # "score" (normalised scores) or "rrf" (reciprocal ranks)
@@ -42,6 +43,29 @@ class Settings:
     pagerank_iterations: int = 20
     name_boost: float = 0.6  # extra score share for notes by a person the query names
     diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
+
+
+# Settings for the common uses, chosen at `amem init --profile` (written to the vault's
+# amem.toml, where they can be changed). Each is only a set of the settings above.
+PROFILES: dict[str, dict[str, Any]] = {
+    # few boxes, only close links, fast
+    "personal": {"link_threshold": 0.6, "max_links": 2, "max_boxes": 1},
+    # many boxes, a team's topics cross
+    "team": {"link_threshold": 0.5, "max_links": 3, "max_boxes": 3},
+    # a low threshold and more candidates: more linking, more evolution
+    "research": {"link_threshold": 0.35, "link_k": 10, "max_links": 5, "max_boxes": 2},
+    # speed first: no model, deterministic building and linking
+    "agent": {"llm": "none", "link_k": 3, "max_links": 2, "max_boxes": 1},
+}
+
+
+def profile_toml(name: str) -> str:
+    if name not in PROFILES:
+        raise UsageError(f"unknown profile {name!r}", hint=f"use one of: {', '.join(PROFILES)}")
+    lines = [f"# amem settings for this vault (profile: {name}); see the README for all settings."]
+    for key, value in PROFILES[name].items():
+        lines.append(f"{key} = {value!r}" if not isinstance(value, str) else f'{key} = "{value}"')
+    return "\n".join(lines) + "\n"
 
 
 def user_config_path() -> Path:

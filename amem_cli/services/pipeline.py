@@ -25,6 +25,7 @@ class PipelineSettings:
     link_k: int = 5  # nearest notes by embedding considered for links
     link_threshold: float = 0.5  # cosine similarity a candidate needs
     max_links: int = 3
+    max_boxes: int = 2
 
 
 @dataclass
@@ -73,7 +74,8 @@ class Pipeline:
             self.stats.count(c)
             fallbacks = list(c.fallbacks)
             if not note.boxes:
-                b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=self.llm)
+                b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=self.llm,
+                                   max_boxes=self.settings.max_boxes)
                 note.boxes = b.boxes
                 self.stats.count(b)
                 if b.fallback:
@@ -90,14 +92,31 @@ class Pipeline:
         """Link each new note to related notes (both ways), then let those evolve."""
         vectors = self.indexer.vectors_of([n.id for n in notes])
         for note in notes:
-            if note.id not in vectors:
-                continue
-            linked = self._link(note, vectors[note.id])
-            if linked and not isinstance(self.llm, NoLLM):  # evolution needs a model
+            if note.id in vectors:
+                linked = self.propose_links(note, vectors[note.id])
+                self._apply_links(note.id, linked)
                 for target in linked:
                     self._evolve(note, target)
 
-    def _link(self, note: Note, vector: list[float]) -> list[str]:
+    def revisit(self, note_id: str, *, dry_run: bool = False) -> dict:
+        """`amem evolve`: link an existing note again and let all its linked notes evolve.
+        Returns {"links": new link ids, "evolutions": {id: changes}}; `dry_run` writes nothing."""
+        note = self.notes.get(note_id)
+        vector = self.indexer.vectors_of([note_id]).get(note_id)
+        new_links = self.propose_links(note, vector) if vector is not None else []
+        evolutions = {}
+        for target in dict.fromkeys(note.links + note.backlinks + new_links):
+            changes = self._proposed_evolution(note, target)
+            if changes:
+                evolutions[target] = changes
+        if not dry_run:
+            self._apply_links(note_id, new_links)
+            for target, changes in evolutions.items():
+                self._revise(target, changes, note_id)
+        return {"links": new_links, "evolutions": evolutions}
+
+    def propose_links(self, note: Note, vector: list[float]) -> list[str]:
+        """The notes the new note should link to (not yet linked either way)."""
         s = self.settings
         similar = dict(self.indexer.nearest(vector, s.link_k + 1))
         sharers = [i for i, _ in self.index.fts_search(note.keywords, s.link_k)] if note.keywords else []
@@ -105,34 +124,42 @@ class Pipeline:
         if missing:
             for i, v in self.indexer.vectors_of(missing).items():
                 similar[i] = _cosine(vector, v)
-        similar.pop(note.id, None)
+        for known in (note.id, *note.links, *note.backlinks):
+            similar.pop(known, None)
         others = self.index.get_many(similar)
-        candidates = [
-            Candidate(i, n.content, n.context, n.keywords, similar[i]) for i, n in others.items() if i not in note.links
-        ]
+        candidates = [Candidate(i, n.content, n.context, n.keywords, similar[i]) for i, n in others.items()]
         decision = choose_links(note.content, note.keywords, candidates, llm=self.llm,
                                 threshold=s.link_threshold, max_links=s.max_links)
         self.stats.count(decision)
-        if not decision.ids:
-            return []
-        add = decision.ids
-        self.notes.update(note.id, lambda n: replace(n, links=_merged(n.links, add)), embed=False, sync=False)
-        for target in add:
-            self.notes.update(target, lambda n: replace(n, backlinks=_merged(n.backlinks, [note.id])), embed=False, sync=False)
-        self.stats.links += len(add)
-        return add
+        return decision.ids
+
+    def _apply_links(self, note_id: str, targets: list[str]) -> None:
+        if not targets:
+            return
+        self.notes.update(note_id, lambda n: replace(n, links=_merged(n.links, targets)), embed=False, sync=False)
+        for target in targets:
+            self.notes.update(target, lambda n: replace(n, backlinks=_merged(n.backlinks, [note_id])), embed=False, sync=False)
+        self.stats.links += len(targets)
 
     def _evolve(self, new: Note, target_id: str) -> None:
+        changes = self._proposed_evolution(new, target_id)
+        if changes:
+            self._revise(target_id, changes, new.id)
+
+    def _proposed_evolution(self, new: Note, target_id: str) -> dict | None:
+        """The context/tags change the model proposes for a linked note, or None (no
+        model, a pinned or hand-edited note, or nothing usable)."""
+        if isinstance(self.llm, NoLLM):
+            return None
         target = self.index.get(target_id)
         if target is None or target.extra.get("pinned") is True or self._hand_edited(target_id, target):
-            return
+            return None
         decision = decide_evolution(NewNote(new.content, new.keywords, new.context), target, llm=self.llm)
         self.stats.count(decision)
-        ev = decision.evolution
-        if ev is None:
-            return
-        changes = ev.changes()
-        self.notes.revise(target_id, changes, cause=new.id, model=self.llm.identity)
+        return decision.evolution.changes() if decision.evolution else None
+
+    def _revise(self, target_id: str, changes: dict, cause: str) -> None:
+        self.notes.revise(target_id, changes, cause=cause, model=self.llm.identity)
         self.stats.evolutions += 1
 
     def _hand_edited(self, note_id: str, note: Note) -> bool:

@@ -165,3 +165,48 @@ def test_cli_boxes_history_and_undo(vault, scripted):
     assert res.exit_code == 0 and f"restored {old.id}" in res.output
     res = runner.invoke(app, [*base, "undo", old.id])
     assert res.exit_code != 0 and "no revision to undo" in res.output and "Traceback" not in res.output
+
+
+def test_evolve_on_demand_dry_run_writes_nothing(vault):
+    with AgentMemory(vault, embedder="fake", llm="none", link_threshold=0.0, max_links=0) as mem:
+        old = mem.add(POLICY, context="Migration policy.", tags=["ops"], keywords=["migrations"])
+        new = mem.add(DEPLOY)
+        assert new.links == []  # max_links 0: nothing linked on add
+    files = {p.name: p.read_bytes() for p in vault.glob("*.md")}
+    llm = router(links={"links": [1]}, evolve={"context": "The migration policy, after a deploy failed on a lock.", "tags": ["deploy"]})
+    with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=0.0) as mem:
+        plan = mem._c.notes.pipeline.revisit(new.id, dry_run=True)
+        assert plan["links"] == [old.id] and old.id in plan["evolutions"]
+        assert {p.name: p.read_bytes() for p in vault.glob("*.md")} == files
+        runner = CliRunner()
+        res = runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", "evolve", new.id, "--dry-run", "--json"])
+        assert res.exit_code == 0, res.output
+        assert '"dry_run": true' in res.output
+        done = mem._c.notes.pipeline.revisit(new.id)
+        assert done["links"] == [old.id]
+        assert mem.get(new.id).links == [old.id] and mem.get(old.id).backlinks == [new.id]
+        assert mem.get(old.id).context == "The migration policy, after a deploy failed on a lock."
+
+
+def test_stats_profiles_and_config(tmp_path):
+    runner = CliRunner()
+    vault = tmp_path / "v"
+    res = runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", "init", "--profile", "research"])
+    assert res.exit_code == 0, res.output
+    assert "link_threshold = 0.35" in (vault / "amem.toml").read_text()
+    res = runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", "config", "show", "--json"])
+    import json
+
+    shown = json.loads(res.output)
+    assert shown["link_threshold"] == 0.35 and shown["max_links"] == 5 and shown["llm"] == "none"  # env wins
+    res = runner.invoke(app, ["--dir", str(tmp_path / "w"), "init", "--profile", "bogus"])
+    assert res.exit_code != 0 and "unknown profile" in res.output and not (tmp_path / "w").exists()
+    with AgentMemory(vault, embedder="fake") as mem:
+        mem.add(POLICY)
+        mem.add_many([{"content": DEPLOY}, {"content": DEPLOY + " Twice."}])
+    res = runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", "stats", "--json"])
+    st = json.loads(res.output)
+    assert st["notes"] == 3 and st["sequence_links"] == 1 and st["components"] >= 1
+    with AgentMemory(vault, embedder="fake") as mem:
+        links = {frozenset((n.id, t)) for n in mem._c.notes.list() for t in n.links}
+    assert st["links"] == len(links) and st["links_per_note"] == round(2 * len(links) / 3, 3)

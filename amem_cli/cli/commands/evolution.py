@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from typing import Annotated
 
 import typer
 
@@ -61,3 +62,44 @@ def _public(revision: dict) -> dict:
     out = {k: v for k, v in revision.items() if k not in ("old_bytes", "new_hash")}
     out["old_tags"], out["new_tags"] = json.loads(revision["old_tags"]), json.loads(revision["new_tags"])
     return out
+
+
+@command("stats")
+def stats(ctx: typer.Context, json_output: JsonOpt = False) -> None:
+    """How the link graph has grown: links per note, components, diameter, clustering."""
+    from ...services.stats import graph_stats
+
+    c = container(ctx)
+    c.indexer.sync()
+    st = graph_stats(c.index)
+    if json_output:
+        print_json(st.to_dict())
+        return
+    console.print(f"notes {st.notes}, boxes {st.boxes}")
+    console.print(f"links {st.links} ({st.links_per_note} per note), sequence links {st.sequence_links}")
+    approx = "" if st.diameter_exact else " (estimated)"
+    console.print(f"components {st.components}, largest {st.largest_component} notes, diameter {st.diameter}{approx}")
+    console.print(f"average clustering coefficient {st.clustering}")
+
+
+@command("evolve")
+def evolve(
+    ctx: typer.Context,
+    note_id: IdArg,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the proposed links and changes; write nothing.")] = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """Link a note again and let the notes it links evolve (context and tags)."""
+    result = container(ctx).notes.pipeline.revisit(note_id, dry_run=dry_run)
+    if json_output:
+        print_json({"note": note_id, "dry_run": dry_run, **result})
+        return
+    verb = "would" if dry_run else "did"
+    if not result["links"] and not result["evolutions"]:
+        console.print(f"[dim]Nothing to change for {note_id}.[/]")
+    for target in result["links"]:
+        console.print(f"{verb} link {note_id} -> {target}")
+    for target, changes in result["evolutions"].items():
+        for key, value in changes.items():
+            shown = ", ".join(value) if isinstance(value, list) else value
+            console.print(f"{verb} change {target} {key}: {escape(str(shown))}")

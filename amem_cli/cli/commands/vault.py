@@ -8,15 +8,30 @@ import typer
 
 from ..app import command, container
 from ..options import JsonOpt
+from ...errors import UsageError
 from ..output import console, print_json
 
 GITIGNORE = "# amem's index is derived from the notes: `amem reindex` rebuilds it.\n.amem/\n"
 
 
 @command("init")
-def init(ctx: typer.Context, json_output: JsonOpt = False) -> None:
+def init(
+    ctx: typer.Context,
+    profile: Annotated[
+        str | None,
+        typer.Option("--profile", help="Settings for a use: personal, team, research or agent (written to amem.toml).", show_default=False),
+    ] = None,
+    json_output: JsonOpt = False,
+) -> None:
     """Create a vault (a folder you may keep under git)."""
+    from ...config import VAULT_CONFIG, profile_toml
+
+    toml = profile_toml(profile) if profile else None  # an unknown profile fails before anything is written
     c = container(ctx, create=True)
+    if toml is not None:
+        if (c.vault.root / VAULT_CONFIG).exists():
+            raise UsageError(f"{c.vault.root / VAULT_CONFIG} exists already", hint="edit it, or remove it first")
+        c.vault.write_text(VAULT_CONFIG, toml)
     gitignore = c.vault.root / ".gitignore"
     if not gitignore.exists():
         c.vault.write_text(".gitignore", GITIGNORE)
@@ -24,9 +39,29 @@ def init(ctx: typer.Context, json_output: JsonOpt = False) -> None:
         c.vault.write_text(".gitignore", gitignore.read_text(encoding="utf-8").rstrip("\n") + "\n" + GITIGNORE)
     report = c.indexer.sync()
     if json_output:
-        print_json({"vault": str(c.vault.root), "notes": c.index.count(), "indexed": report.added})
+        print_json({"vault": str(c.vault.root), "notes": c.index.count(), "indexed": report.added, "profile": profile})
     else:
-        console.print(f"Vault ready at [bold]{c.vault.root}[/] ({c.index.count()} notes).")
+        console.print(f"Vault ready at [bold]{c.vault.root}[/] ({c.index.count()} notes" + (f", profile {profile})." if profile else ")."))
+
+
+@command("config")
+def config(
+    ctx: typer.Context,
+    action: Annotated[str, typer.Argument(help="show: the settings in effect for this vault and run.")] = "show",
+    json_output: JsonOpt = False,
+) -> None:
+    """Show the settings in effect (defaults < user config < vault amem.toml < AMEM_* < flags)."""
+    import dataclasses
+
+    if action != "show":
+        raise UsageError(f"unknown config action {action!r}", hint="use `amem config show`")
+    settings = {k: (str(v) if v is not None and not isinstance(v, (int, float, str)) else v)
+                for k, v in dataclasses.asdict(container(ctx).settings).items()}
+    if json_output:
+        print_json(settings)
+    else:
+        for key, value in settings.items():
+            console.print(f"{key:<20} {value if value is not None else '[dim]-[/]'}")
 
 
 @command("reindex")
