@@ -91,15 +91,22 @@ class AgentMemory:
         created_at: datetime | str | None = None,
         metadata: Mapping[str, Any] | None = None,
         after: str | None = None,
+        defer: bool = False,
     ) -> Note:
-        """Add one note; `after` continues the sequence of an existing note."""
+        """Add one note; `after` continues the sequence of an existing note; `defer`
+        stores it at once and queues the model's work for `process()`."""
         return self._c.notes.add(
-            content, keywords=keywords, tags=tags, context=context, created_at=created_at, metadata=metadata, after=after
+            content, keywords=keywords, tags=tags, context=context, created_at=created_at, metadata=metadata,
+            after=after, defer=defer,
         )
 
-    def add_many(self, items: Iterable[Mapping[str, Any]], *, after: str | None = None) -> list[Note]:
+    def add_many(self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False) -> list[Note]:
         """Add notes that arrive together (a conversation, a transcript), chained in order."""
-        return self._c.notes.add_many(items, after=after)
+        return self._c.notes.add_many(items, after=after, defer=defer)
+
+    def process(self, limit: int | None = None) -> list[str]:
+        """Do the deferred work (construction, links, evolution); returns the notes done."""
+        return self._c.notes.pipeline.process(limit)
 
     def retrieve(self, query: str, top_k: int = 5) -> list[Note]:
         return [hit.note for hit in self._c.search.search(query, limit=top_k)]

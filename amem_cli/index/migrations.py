@@ -76,3 +76,15 @@ def m003_fts_keys(db):
             SELECT k.key, n.id, n.content FROM notes n JOIN fts_keys k ON k.id = n.id;
         """
     )
+
+
+@migrations()
+def m004_jobs(db):
+    # Deferred pipeline work (`amem add --defer`), worked by `amem process` in order.
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS jobs (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, note_id TEXT NOT NULL UNIQUE, queued TEXT NOT NULL
+        );
+        """
+    )

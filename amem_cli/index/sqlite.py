@@ -361,6 +361,17 @@ class SqliteIndex:
         sql = f"SELECT id FROM notes WHERE id IN ({marks}) AND lower(speaker) IN ({names_marks})"
         return {r[0] for r in self.db.execute(sql, ids + [n.lower() for n in names])}
 
+    # -- the queue of deferred pipeline work --------------------------------
+    def enqueue(self, note_ids: list[str], when: str) -> None:
+        self.db.conn.executemany("INSERT OR IGNORE INTO jobs(note_id, queued) VALUES (?, ?)", [(i, when) for i in note_ids])
+
+    def queued(self, limit: int | None = None) -> list[str]:
+        sql = "SELECT note_id FROM jobs ORDER BY seq" + (" LIMIT ?" if limit else "")
+        return [r[0] for r in self.db.execute(sql, [limit] if limit else [])]
+
+    def done(self, note_id: str) -> None:
+        self.db.execute("DELETE FROM jobs WHERE note_id = ?", [note_id])
+
     # -- revisions (evolution's changes, for history and undo) -------------
     def add_revision(self, rev: dict) -> None:
         self.db["revisions"].insert(rev)

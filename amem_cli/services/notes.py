@@ -66,19 +66,20 @@ class NoteService:
         return self.add_notes([note], after=after, embed=embed)[0]
 
     def add_notes(
-        self, notes: list[Note], *, chain: bool = False, after: str | None = None, embed: bool = True
+        self, notes: list[Note], *, chain: bool = False, after: str | None = None, embed: bool = True, defer: bool = False
     ) -> list[Note]:
         """Write each note's file, index it, then embed them in one batch.
 
         `chain` links the notes in order as a sequence (each records its predecessor and
-        successor); `after` continues the sequence of an existing note."""
+        successor); `after` continues the sequence of an existing note. `defer` stores the
+        notes as given and queues the pipeline's work for `process`."""
         self.indexer.sync()
         if len({n.id for n in notes}) != len(notes):
             raise UsageError("two of the notes share an id", hint="give each note its own id, or none")
         for note in notes:
             if not note.content.strip():
                 raise UsageError("the note is empty", hint="give the note some text")
-        if self.pipeline is not None:
+        if self.pipeline is not None and not defer:
             self.pipeline.build(notes)
         if chain:
             for before, note in zip(notes, notes[1:]):
@@ -95,9 +96,11 @@ class NoteService:
                     text = render_note(note)
                     stat = self.vault.write_text(path, text)
                     self.indexer.record_written(note, path, stat, text)
+                if defer:
+                    self.index.enqueue([n.id for n in notes], now().isoformat())
         if embed:
             self.indexer.flush_vectors()
-            if self.pipeline is not None:
+            if self.pipeline is not None and not defer:
                 self.pipeline.connect(notes)
                 notes = [self.index.get(n.id) or n for n in notes]  # with their new links
         return notes
@@ -127,10 +130,10 @@ class NoteService:
         if old_next and self.index.path_of(old_next):
             self.update(old_next, relink("previous", last.id), embed=False)
 
-    def add(self, content: str, *, after: str | None = None, **fields: Any) -> Note:
-        return self.add_note(self.build(content, **fields), after=after)
+    def add(self, content: str, *, after: str | None = None, defer: bool = False, **fields: Any) -> Note:
+        return self.add_notes([self.build(content, **fields)], after=after, defer=defer)[0]
 
-    def add_many(self, items: Iterable[Mapping[str, Any]], *, after: str | None = None) -> list[Note]:
+    def add_many(self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False) -> list[Note]:
         """Add notes that arrive together, in order, chained as a sequence."""
         notes = []
         for n, item in enumerate(items, 1):
@@ -142,7 +145,7 @@ class NoteService:
             item = dict(item)
             content = item.pop("content", None)
             notes.append(self.build(content, **item))
-        return self.add_notes(notes, chain=True, after=after)
+        return self.add_notes(notes, chain=True, after=after, defer=defer)
 
     def update(self, note_id: str, change, *, embed: bool = True, sync: bool = True) -> Note:
         """Re-read a note from its file, apply `change(note) -> note`, write it back;

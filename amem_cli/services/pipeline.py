@@ -87,6 +87,38 @@ class Pipeline:
                 note.metadata = {**note.metadata, "amem_fallbacks": fallbacks}
             self.stats.notes += 1
 
+    # -- deferred work ----------------------------------------------------
+    def process(self, limit: int | None = None, progress: Callable[[int, int], None] | None = None) -> list[str]:
+        """Work the queue of deferred notes in order: build what is missing, link, evolve.
+        A job leaves the queue only once done, so a killed run resumes where it stopped."""
+        ids = self.index.queued(limit)
+        for n, note_id in enumerate(ids, 1):
+            note = self.index.get(note_id)
+            if note is not None:
+                self._complete(note)
+            with self.index.transaction():
+                self.index.done(note_id)
+            if progress:
+                progress(n, len(ids))
+        return ids
+
+    def _complete(self, stored: Note) -> None:
+        built = replace(stored, keywords=list(stored.keywords), tags=list(stored.tags), boxes=list(stored.boxes))
+        self.build([built])
+
+        def fill(n: Note) -> Note:  # only what is still missing: a person may have edited meanwhile
+            return replace(
+                n,
+                keywords=n.keywords or built.keywords,
+                tags=n.tags or built.tags,
+                context=n.context or built.context,
+                boxes=n.boxes or built.boxes,
+                metadata={**built.metadata, **n.metadata},
+            )
+
+        self.notes.update(stored.id, fill)
+        self.connect([self.index.get(stored.id)])
+
     # -- after writing ----------------------------------------------------
     def connect(self, notes: list[Note]) -> None:
         """Link each new note to related notes (both ways), then let those evolve."""

@@ -210,3 +210,24 @@ def test_stats_profiles_and_config(tmp_path):
     with AgentMemory(vault, embedder="fake") as mem:
         links = {frozenset((n.id, t)) for n in mem._c.notes.list() for t in n.links}
     assert st["links"] == len(links) and st["links_per_note"] == round(2 * len(links) / 3, 3)
+
+
+def test_deferred_notes_are_stored_at_once_and_processed_later(vault):
+    with AgentMemory(vault, embedder="fake", llm="none", link_threshold=0.0) as mem:
+        a = mem.add(POLICY, defer=True)
+        b, c = mem.add_many([{"content": DEPLOY}, {"content": "Tea is served at four."}], defer=True)
+        assert (a.keywords, a.context, a.boxes, a.links) == ([], "", [], [])
+        assert (vault / f"{a.id}.md").is_file() and b.next == c.id  # stored and chained at once
+        assert mem._c.index.queued() == [a.id, b.id, c.id]
+        assert mem.process(limit=2) == [a.id, b.id]
+        assert mem._c.index.queued() == [c.id]
+        a, b = mem.get(a.id), mem.get(b.id)
+        assert a.keywords and a.tags and a.context and a.boxes
+        assert b.id in a.links and a.id in b.backlinks  # a, processed first, linked the stored b
+    runner = CliRunner()
+    res = runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", "process", "--json"])
+    assert res.exit_code == 0 and f'"{c.id}"' in res.output and '"queued": 0' in res.output
+    res = runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", "add", "--defer", "queued from the shell"])
+    assert res.exit_code == 0
+    with AgentMemory(vault, embedder="fake", llm="none") as mem:
+        assert mem._c.index.queued() == [res.output.strip()]

@@ -103,3 +103,23 @@ def evolve(
         for key, value in changes.items():
             shown = ", ".join(value) if isinstance(value, list) else value
             console.print(f"{verb} change {target} {key}: {escape(str(shown))}")
+
+
+@command("process")
+def process(
+    ctx: typer.Context,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most this many notes.")] = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Do the queued work of notes added with --defer: build, link, evolve."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    c = container(ctx)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  disable=json_output, transient=True) as bar:
+        task = bar.add_task("Processing", total=None)
+        done = c.notes.pipeline.process(limit, progress=lambda n, total: bar.update(task, completed=n, total=total))
+    if json_output:
+        print_json({"processed": done, "queued": len(c.index.queued())})
+    else:
+        console.print(f"Processed {len(done)} notes; {len(c.index.queued())} still queued.")

@@ -47,6 +47,9 @@ def add(
     after: Annotated[
         str | None, typer.Option("--after", help="Continue the sequence of this note (it becomes the new note's previous).")
     ] = None,
+    defer: Annotated[
+        bool, typer.Option("--defer", help="Store the note now; queue the model's work for `amem process`.")
+    ] = False,
     json_output: JsonOpt = False,
 ) -> None:
     """Add a note. Prints its id."""
@@ -54,7 +57,7 @@ def add(
     c = container(ctx)
     note = c.notes.add(
         content, keywords=keyword, tags=tag, context=context, boxes=box, metadata=_parse_meta(meta), created_at=created,
-        after=after,
+        after=after, defer=defer,
     )
     if json_output:
         print_json(note.to_dict())
