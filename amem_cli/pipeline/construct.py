@@ -188,7 +188,7 @@ def _edge_ok(token: str) -> bool:
     return len(token) >= 2 and not is_stopword(token) and any(ch.isalnum() for ch in token)
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b))
     na = math.sqrt(sum(x * x for x in a))
     nb = math.sqrt(sum(y * y for y in b))
@@ -208,7 +208,7 @@ def extract_keywords(text: str, embedder: Embedder | None = None, *, top_n: int 
             vectors = embedder.embed([text] + cands)
             note_vec = vectors[0]
             for cand, vec in zip(cands, vectors[1:]):
-                scores[cand] = _cosine(note_vec, vec)
+                scores[cand] = cosine(note_vec, vec)
         except Exception:  # an embedder failure must not lose the note
             scores = {}
     if scores:

@@ -5,7 +5,6 @@ change a revision that `amem undo` can reverse)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -14,7 +13,7 @@ from ..llm.base import LLM
 from ..llm.fake import NoLLM
 from ..models import Note
 from ..pipeline import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
-from ..pipeline.construct import candidate_phrases
+from ..pipeline.construct import candidate_phrases, cosine
 
 # A file modified this long after amem last wrote it (its `updated`) was edited by hand.
 HAND_EDIT_SLACK = timedelta(seconds=2)
@@ -155,7 +154,7 @@ class Pipeline:
         missing = [i for i in sharers if i not in similar]
         if missing:
             for i, v in self.indexer.vectors_of(missing).items():
-                similar[i] = _cosine(vector, v)
+                similar[i] = cosine(vector, v)
         for known in (note.id, *note.links, *note.backlinks):
             similar.pop(known, None)
         others = self.index.get_many(similar)
@@ -205,12 +204,6 @@ class Pipeline:
 
 def _merged(old: list[str], new: list[str]) -> list[str]:
     return list(dict.fromkeys([*old, *new]))
-
-
-def _cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0
 
 
 class _Batched:
