@@ -64,7 +64,8 @@ class Pipeline:
         """Fill in what the user did not give: keywords, tags, context and boxes. Fields
         where the model's output was unusable and the deterministic method stepped in are
         recorded in `metadata.amem_fallbacks`."""
-        embedder = _Batched(self.indexer.embedder(), notes)
+        # Keyword extraction's embeddings, batched up front when it will surely run.
+        embedder = _Batched(self.indexer.embedder(), notes if isinstance(self.llm, NoLLM) else [])
         boxes = dict(self.index.boxes())
         for note in notes:
             c = construct(note.content, keywords=note.keywords, tags=note.tags, context=note.context,
