@@ -222,6 +222,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--notes", type=int, default=1000, help="how many notes to add (default 1000)")
     ap.add_argument("--embedder", default="sentence-transformers", help="sentence-transformers (default) or fake")
+    ap.add_argument("--llm", default="none", help="the pipeline's model: none (default: storage and search speed) or llama")
     ap.add_argument("--dir", help="the vault folder (must be new or empty); default: a temp folder")
     ap.add_argument("--batch", type=int, default=100, help="notes per add_many call (default 100)")
     ap.add_argument("--queries", type=int, default=50, help="in-process retrieve queries (default 50)")
@@ -246,7 +247,7 @@ def main() -> None:
 
     try:
         # 1. add_many throughput (the model load is timed separately).
-        mem = AgentMemory(vault, embedder=args.embedder)
+        mem = AgentMemory(vault, embedder=args.embedder, llm=args.llm)
         t0 = time.perf_counter()
         identity = mem._c.embedder.identity  # loads the model
         load_s = time.perf_counter() - t0
@@ -257,6 +258,7 @@ def main() -> None:
         add_s = time.perf_counter() - t0
         ids = [n.id for n in added]
         rows.append(("embedder", identity))
+        rows.append(("pipeline model", args.llm))
         rows.append(("model load (in process)", f"{load_s:.2f} s"))
         rows.append((f"add_many ({args.notes} notes, batches of {args.batch})",
                      f"{args.notes / add_s:.1f} notes/s ({add_s:.1f} s)"))
