@@ -42,7 +42,9 @@ class SentenceTransformerEmbedder:
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             path = resolve_model_path(self.model_name)
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
 
+            transformers_logging.disable_progress_bar()  # no "Loading weights" bar on every command
             self._model = SentenceTransformer(path, device="cpu")
         return self._model
 
@@ -50,7 +52,10 @@ class SentenceTransformerEmbedder:
     def identity(self) -> str:
         default = self.model_name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}")
         name = f"sentence-transformers/{DEFAULT_MODEL}" if default else str(Path(self.model_name).expanduser())
-        dims = self._load().get_sentence_embedding_dimension()
+        model = self._load()
+        # Renamed in sentence-transformers 6; the old name warns there.
+        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        dims = dimension()
         return f"{name}:{dims}"
 
     def embed(self, texts: list[str]) -> list[list[float]]:
