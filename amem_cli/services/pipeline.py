@@ -126,8 +126,11 @@ class Pipeline:
         for note in notes:
             if note.id in vectors:
                 linked = self.propose_links(note, vectors[note.id])
+                # Decided before the backlinks are written: that write would make a
+                # person's note look as if amem had written it last.
+                evolvable = [t for t in linked if self._may_evolve(t)]
                 self._apply_links(note.id, linked)
-                for target in linked:
+                for target in evolvable:
                     self._evolve(note, target)
 
     def revisit(self, note_id: str, *, dry_run: bool = False) -> dict:
@@ -181,18 +184,22 @@ class Pipeline:
     def _proposed_evolution(self, new: Note, target_id: str) -> dict | None:
         """The context/tags change the model proposes for a linked note, or None (no
         model, a pinned or hand-edited note, or nothing usable)."""
-        if isinstance(self.llm, NoLLM):
+        if not self._may_evolve(target_id):
             return None
-        target = self.index.get(target_id)
-        if target is None or target.extra.get("pinned") is True or self._hand_edited(target_id, target):
-            return None
-        decision = decide_evolution(NewNote(new.content, new.keywords, new.context), target, llm=self.llm)
+        decision = decide_evolution(NewNote(new.content, new.keywords, new.context), self.index.get(target_id), llm=self.llm)
         self.stats.count(decision)
         return decision.evolution.changes() if decision.evolution else None
 
     def _revise(self, target_id: str, changes: dict, cause: str) -> None:
         self.notes.revise(target_id, changes, cause=cause, model=self.llm.identity)
         self.stats.evolutions += 1
+
+    def _may_evolve(self, note_id: str) -> bool:
+        """A model is there, and the note is neither pinned nor a person's own version."""
+        if isinstance(self.llm, NoLLM):
+            return False
+        note = self.index.get(note_id)
+        return note is not None and note.extra.get("pinned") is not True and not self._hand_edited(note_id, note)
 
     def _hand_edited(self, note_id: str, note: Note) -> bool:
         """Has a person saved the file since amem last wrote it (its `updated` time)?"""

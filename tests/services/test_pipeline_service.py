@@ -231,3 +231,18 @@ def test_deferred_notes_are_stored_at_once_and_processed_later(vault):
     assert res.exit_code == 0
     with AgentMemory(vault, embedder="fake", llm="none") as mem:
         assert mem._c.index.queued() == [res.output.strip()]
+
+
+def test_a_note_written_by_a_person_is_linked_but_never_evolved(vault, scripted):
+    mem, _ = scripted
+    from amem_cli import NoteBuilder
+    from amem_cli.markdown import render_note
+
+    hand = NoteBuilder().build(POLICY, context="Migration policy.", tags=["ops"], keywords=["migrations"],
+                               created_at="2025-01-01T09:00")
+    hand.updated_at = hand.created_at  # written in an editor long after its `updated`
+    (vault / f"{hand.id}.md").write_text(render_note(hand), encoding="utf-8")
+    new = mem.add(DEPLOY)
+    assert new.links == [hand.id] and read(mem, hand.id).backlinks == [new.id]  # linked both ways
+    assert read(mem, hand.id).context == "Migration policy."  # but not evolved
+    assert mem._c.notes.history(hand.id) == []
