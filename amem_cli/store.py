@@ -119,9 +119,6 @@ class Vault:
 
     # -- writes -----------------------------------------------------------
     def write_text(self, rel: str, text: str, expect_hash: str | None = None) -> FileStat:
-        return self.write_bytes(rel, text.encode("utf-8"), expect_hash)
-
-    def write_bytes(self, rel: str, data: bytes, expect_hash: str | None = None) -> FileStat:
         """Write atomically (temp file, fsync, rename). With `expect_hash`, refuse to
         overwrite a file whose bytes changed since they were read."""
         path = self.abspath(rel)
@@ -135,6 +132,7 @@ class Vault:
                     f"{rel} changed on disk while amem was working on it",
                     hint="run the command again; your edit was kept",
                 )
+        data = text.encode("utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:

@@ -208,12 +208,11 @@ class NoteService:
                     f"the note {note_id} was changed after its last revision; undo would lose that change",
                     hint="edit the note by hand (`amem edit ID`), `amem history ID` shows what evolution changed",
                 )
-            old = bytes(last["old_bytes"])
-            stat = self.vault.write_bytes(path, old)
-            note = parse_note(old.decode("utf-8"), path=path, fallback_id=note_id)
+            text = bytes(last["old_bytes"]).decode("utf-8")
+            stat = self.vault.write_text(path, text, expect_hash=last["new_hash"])
+            note = parse_note(text, path=path, fallback_id=note_id)
             with self.index.transaction():
-                self.index.upsert_note(note, path)
-                self.index.set_file(path, stat, content_hash(old), note.id, None)
+                self.indexer.record_written(note, path, stat, text)
                 self.index.drop_revision(last["seq"])
         self.indexer.flush_vectors()
         return note
