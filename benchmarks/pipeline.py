@@ -44,7 +44,7 @@ def main() -> int:
             AgentMemory(tmp, embedder=args.embedder, llm=args.llm) as memory:
         memory.add("warm-up: load the models before timing")
         stats = memory._c.notes.pipeline.stats
-        base_calls, base_valid, base_fallbacks, base_evolutions = stats.llm_calls, len(stats.valid_outputs), stats.fallbacks, stats.evolutions
+        base_valid, base_fallbacks, base_evolutions = len(stats.valid_outputs), stats.fallbacks, stats.evolutions
         for t in turns:
             before = stats.llm_calls
             start = time.perf_counter()

@@ -11,17 +11,27 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["ANONYMIZED_TELEMETRY"] = "False"
 
 
+def isolate(mp: pytest.MonkeyPatch, config: Path) -> None:
+    """No test reads the developer's own config or vault. The pipeline runs on its
+    deterministic fallbacks (fast and exact); tests of a real or scripted model ask for theirs."""
+    mp.setenv("AMEM_CONFIG", str(config))
+    for key in [k for k in os.environ if k.startswith("AMEM_") and k != "AMEM_CONFIG"]:
+        mp.delenv(key)
+    mp.setenv("AMEM_LLM", "none")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_config(tmp_path_factory, monkeypatch):
-    """Tests never read the developer's own config or vault."""
-    cfg = tmp_path_factory.mktemp("config") / "config.toml"
-    monkeypatch.setenv("AMEM_CONFIG", str(cfg))
-    for key in list(os.environ):
-        if key.startswith("AMEM_") and key != "AMEM_CONFIG":
-            monkeypatch.delenv(key)
-    # The pipeline's deterministic fallbacks: fast and exact. Tests of the real model
-    # (tests/integration) and of the scripted one ask for theirs.
-    monkeypatch.setenv("AMEM_LLM", "none")
+    isolate(monkeypatch, tmp_path_factory.mktemp("config") / "config.toml")
+
+
+def free_port() -> int:
+    """A free TCP port on loopback, for a server a test starts."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture

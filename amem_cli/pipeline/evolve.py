@@ -10,7 +10,7 @@ invalid reply or no model: None.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 
@@ -12,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from amem_cli.cli.app import app
+from conftest import isolate
 from amem_cli.services.context import estimate_tokens
 
 MODES = ("hybrid", "semantic", "keyword", "graph")
@@ -59,10 +59,7 @@ def notes_template(tmp_path_factory):
     folder = tmp_path_factory.mktemp("notes") / "vault"
     folder.mkdir()
     with pytest.MonkeyPatch.context() as mp:  # module scope: isolate the config here too
-        mp.setenv("AMEM_CONFIG", str(folder.parent / "config.toml"))
-        for key in [k for k in os.environ if k.startswith("AMEM_") and k != "AMEM_CONFIG"]:
-            mp.delenv(key)
-        mp.setenv("AMEM_LLM", "none")  # as the autouse fixture does
+        isolate(mp, folder.parent / "config.toml")
         runner = CliRunner()
 
         def run(*args, input=None):

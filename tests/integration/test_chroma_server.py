@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -25,11 +25,6 @@ def _chroma_exe() -> str | None:
     return shutil.which("chroma")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def chroma_server(tmp_path_factory):
@@ -41,7 +36,7 @@ def chroma_server(tmp_path_factory):
     from chromadb.config import Settings
 
     base = tmp_path_factory.mktemp("chroma_server")
-    port = _free_port()
+    port = free_port()
     log = (base / "server.log").open("wb")
     proc = subprocess.Popen(
         [exe, "run", "--path", str(base / "data"), "--host", "127.0.0.1", "--port", str(port)],
@@ -152,7 +147,7 @@ def test_cli_against_server(vault, chroma_server, run_amem):
 
 
 def test_unreachable_server_is_one_clear_error(vault, run_amem):
-    env = {"AMEM_CHROMA_URL": f"http://127.0.0.1:{_free_port()}"}
+    env = {"AMEM_CHROMA_URL": f"http://127.0.0.1:{free_port()}"}
     run_amem("--dir", vault, "--embedder", "fake", "init", check=True)
     res = run_amem("--dir", vault, "--embedder", "fake", "search", "anything", "--mode", "semantic", env=env)
     assert res.returncode == 1

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -15,22 +14,18 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.llm import LLMError, make_llm
 from amem_cli.llm.llamacpp import default_model_path
+from conftest import free_port
 
 pytestmark = pytest.mark.integration
 
 START_TIMEOUT = 120.0
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def llm_server(tmp_path_factory):
     pytest.importorskip("uvicorn", reason="needs llama-cpp-python[server] (the test extra)")
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path_factory.mktemp("llm_server") / "server.log"
     log = log_path.open("wb")
     proc = subprocess.Popen(
@@ -76,7 +71,7 @@ def test_notes_are_built_linked_and_evolved_through_the_endpoint(llm_server, tmp
 
 
 def test_a_dead_endpoint_is_one_clear_error_and_no_note_is_half_written(tmp_path):
-    url = f"http://127.0.0.1:{_free_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     with AgentMemory(tmp_path / "v", embedder="fake", llm="openai", llm_url=url) as mem:
         with pytest.raises(LLMError, match="127.0.0.1"):
             mem.add("a note while the model server is down")

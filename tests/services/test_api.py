@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path

@@ -3,7 +3,6 @@ fake embedder, real SQLite, real local Chroma."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from datetime import datetime
@@ -15,6 +14,7 @@ from amem_cli.errors import AmemError, NotFoundError, UsageError
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.services.context import estimate_tokens, note_block
 from amem_cli.services.search import MODES
+from conftest import isolate
 
 # Unrelated notes, so BM25 has a corpus to weigh words against (FTS5 gives a word in
 # more than half of the notes an IDF of ~0).
@@ -347,10 +347,7 @@ def dated_template(tmp_path_factory):
     folder = tmp_path_factory.mktemp("dated") / "vault"
     folder.mkdir()
     with pytest.MonkeyPatch.context() as mp:  # module scope: isolate the config here too
-        mp.setenv("AMEM_CONFIG", str(folder.parent / "config.toml"))
-        for key in [k for k in os.environ if k.startswith("AMEM_") and k != "AMEM_CONFIG"]:
-            mp.delenv(key)
-        mp.setenv("AMEM_LLM", "none")  # as the autouse fixture does
+        isolate(mp, folder.parent / "config.toml")
         with AgentMemory(folder, embedder="fake") as mem:
             add_filler(mem)
             notes = mem.add_many(

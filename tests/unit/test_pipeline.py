@@ -413,7 +413,6 @@ EXISTING = {"databases": 5, "Travel": 2, "git": 1}
 def test_boxes_reuse_existing_with_case_and_plural():
     d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=ScriptedLLM([{"boxes": ["Database"]}]))
     assert d.boxes == ["databases"] and d.new_boxes == [] and d.fallback is False
-    prompt = ScriptedLLM  # noqa: F841
     d = classify_boxes(NOTE, [], [], EXISTING, llm=ScriptedLLM([{"boxes": ["travel"]}]))
     assert d.boxes == ["Travel"]
 
