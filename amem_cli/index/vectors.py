@@ -22,6 +22,8 @@ class VectorIndex(Protocol):
         """The stored vectors of those ids that have one."""
         ...
 
+    def reload(self) -> None: ...
+
     def reset(self) -> None: ...
 
 
@@ -59,7 +61,20 @@ class ChromaVectorIndex:
                 SharedSystemClient.clear_system_cache()
             self._client = chromadb.PersistentClient(path=str(path), settings=settings)
             self.where = str(path)
+        self._path, self._settings = path, settings
         self._name = collection
+        self._collection = self._open()
+
+    def reload(self) -> None:
+        """Drop this process's cached view of a local store another process has written
+        to since (Chroma keeps the index in memory: a stale one fails to find new ids)."""
+        if self._path is None:
+            return  # a server keeps one view for all its clients
+        import chromadb
+        from chromadb.api.client import SharedSystemClient
+
+        SharedSystemClient.clear_system_cache()
+        self._client = chromadb.PersistentClient(path=str(self._path), settings=self._settings)
         self._collection = self._open()
 
     def _open(self):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
@@ -34,6 +35,7 @@ class Indexer:
         self.index = index
         self._embedder = embedder
         self._vectors = vectors
+        self._vectors_seen: str | None = None  # the last vector write this process knows of
         self.problems: list[str] = []  # bad files met by sync in this run, for the caller to show
         # A long-lived process (the API) looks at the files at most this often; its own
         # writes are indexed at once, so only edits by others wait.
@@ -140,34 +142,44 @@ class Indexer:
             vectors = self._vectors()
             if stored is None:
                 self.index.set_meta("embedder", embedder.identity)
+            # Another process wrote vectors since this one last looked: reload its view.
+            stamp = self.index.get_meta("vectors_written")
+            if stamp != self._vectors_seen:
+                if self._vectors_seen is not None:
+                    vectors.reload()
+                self._vectors_seen = stamp
         return vectors
 
+    def _wrote_vectors(self) -> None:
+        """Caller holds the lock and has just written to the vector store."""
+        self._vectors_seen = uuid.uuid4().hex
+        self.index.set_meta("vectors_written", self._vectors_seen)
+
     def vectors_of(self, ids: list[str]) -> dict[str, list[float]]:
-        vectors = self.vectors()
         with self.vault.lock():
-            return vectors.vectors_of(ids)
+            return self.vectors().vectors_of(ids)
 
     def nearest(self, vector: list[float], k: int) -> list[tuple[str, float]]:
         """The k nearest notes by cosine similarity, read under the writer lock (a
         concurrent write to Chroma's local store would fail the read with 'locked')."""
-        vectors = self.vectors()
         with self.vault.lock():
-            return vectors.query(vector, k)
+            return self.vectors().query(vector, k)
 
     def flush_vectors(self, progress: Progress | None = None) -> int:
         """Embed notes whose text changed, drop vectors of deleted notes. Returns how many were embedded."""
         if not self.index.pending_embeddings() and not self.index.pending_vector_deletes():
             return 0
-        vectors = self.vectors()
         embedder = self._embedder()
         done = 0
         with self.vault.lock():
+            vectors = self.vectors()
             pending = self.index.pending_embeddings()
             for start in range(0, len(pending), EMBED_BATCH):
                 batch = pending[start : start + EMBED_BATCH]
                 notes = self.index.get_many(batch)
                 ids = [i for i in batch if i in notes]
                 vectors.upsert(ids, embedder.embed([notes[i].embedding_text() for i in ids]))
+                self._wrote_vectors()
                 with self.index.transaction():
                     self.index.mark_embedded(ids)
                 done += len(ids)
@@ -176,6 +188,7 @@ class Indexer:
             deletes = self.index.pending_vector_deletes()
             if deletes:
                 vectors.delete(deletes)
+                self._wrote_vectors()
                 with self.index.transaction():
                     self.index.clear_vector_deletes(deletes)
         return done
@@ -187,6 +200,7 @@ class Indexer:
             report = self.sync(progress=progress, force=True)
             vectors = self._vectors()
             vectors.reset()
+            self._wrote_vectors()
             with self.index.transaction():
                 self.index.set_meta("embedder", self._embedder().identity)
                 self.index.db.execute("DELETE FROM vector_deletes")
