@@ -66,6 +66,9 @@ class AgentMemory:
             **settings,
         )
         self._c = Container(settings, create=True)
+        # A long-lived process: let the OS say which files others edit, rather than
+        # stat the whole vault before every call (edits show up within ~0.05 s).
+        self._c.indexer.watch()
         if llm is not None and not isinstance(llm, str):
             self._c.llm = llm  # a ready model object (tests, or a caller's own backend)
 
@@ -107,6 +110,10 @@ class AgentMemory:
     def process(self, limit: int | None = None) -> list[str]:
         """Do the deferred work (construction, links, evolution); returns the notes done."""
         return self._c.notes.pipeline.process(limit)
+
+    def sync(self):
+        """Pick up files edited by others now (otherwise seen within ~0.05 s)."""
+        return self._c.indexer.sync(force=True)
 
     def retrieve(self, query: str, top_k: int = 5) -> list[Note]:
         return [hit.note for hit in self._c.search.search(query, limit=top_k)]

@@ -89,6 +89,8 @@ class Container:
         )
 
     def close(self) -> None:
+        if "indexer" in self.__dict__ and self.indexer.watcher is not None:
+            self.indexer.watcher.close()
         if "llm" in self.__dict__ and hasattr(self.llm, "close"):
             self.llm.close()
         if "index" in self.__dict__:

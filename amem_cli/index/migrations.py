@@ -88,3 +88,15 @@ def m004_jobs(db):
         );
         """
     )
+
+
+@migrations()
+def m005_pending_embeddings(db):
+    # Every semantic search asks which notes still need a vector: without this partial
+    # index that read the whole notes table (~10 ms at 10,000 notes).
+    db.executescript(
+        """
+        CREATE INDEX IF NOT EXISTS notes_unembedded ON notes(id)
+            WHERE embedded_hash IS NULL OR embedded_hash != text_hash;
+        """
+    )

@@ -73,9 +73,17 @@ class SqliteIndex:
             self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [key, value])
 
     # -- files ------------------------------------------------------------
-    def files(self) -> dict[str, FileRow]:
-        rows = self.db.execute("SELECT path, mtime_ns, size, hash, note_id, error FROM files")
-        return {r[0]: FileRow(*r) for r in rows}
+    def files(self, paths: Iterable[str] | None = None) -> dict[str, FileRow]:
+        """What the index knows of every file, or of the `paths` given."""
+        sql = "SELECT path, mtime_ns, size, hash, note_id, error FROM files"
+        if paths is None:
+            return {r[0]: FileRow(*r) for r in self.db.execute(sql)}
+        paths, out = list(paths), {}
+        for start in range(0, len(paths), 500):
+            chunk = paths[start : start + 500]
+            rows = self.db.execute(f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk)
+            out.update((r[0], FileRow(*r)) for r in rows)
+        return out
 
     def set_file(self, path: str, stat: FileStat, hash_: str, note_id: str | None, error: str | None) -> None:
         self.db.execute(

@@ -92,10 +92,10 @@ class ChromaVectorIndex:
             self._collection.delete(ids=ids)
 
     def query(self, vector: list[float], k: int) -> list[tuple[str, float]]:
-        count = self._collection.count()
-        if count == 0 or k <= 0:
+        if k <= 0:
             return []
-        res = self._collection.query(query_embeddings=[vector], n_results=min(k, count), include=["distances"])
+        # Chroma caps n_results at what it holds; no count() first (a round trip per search).
+        res = self._collection.query(query_embeddings=[vector], n_results=k, include=["distances"])
         return [(i, 1.0 - float(d)) for i, d in zip(res["ids"][0], res["distances"][0])]
 
     def vectors_of(self, ids: list[str]) -> dict[str, list[float]]:

@@ -41,25 +41,59 @@ class Indexer:
         # writes are indexed at once, so only edits by others wait.
         self.sync_interval = sync_interval
         self._synced_at = -math.inf
+        self._seen: dict[str, FileStat] | None = None  # the files as of the last full look
+        self.watcher = None  # a VaultWatcher, in long-lived processes
 
     # -- files -> SQLite --------------------------------------------------
     def pending_changes(self) -> int:
-        known = {p: FileStat(r.mtime_ns, r.size) for p, r in self.index.files().items()}
-        return len(plan_changes(self.vault.scan(), known))
+        return len(plan_changes(self.vault.scan(), self._known(self.index.files())))
 
-    def sync(self, progress: Progress | None = None, *, force: bool = False) -> SyncReport:
-        """Pick up files a person added, edited or deleted. Cheap when nothing changed."""
+    def watch(self) -> None:
+        """For a long-lived process: from now on look only at the files the OS says
+        changed (after one full look), instead of every file on every call."""
+        from ..watch import VaultWatcher
+
+        if self.watcher is None:
+            self.watcher = VaultWatcher(self.vault.root).start()
+
+    def _changed_paths(self, force: bool) -> list[str] | None:
+        """The files worth a look (None: all of them)."""
+        if force or self.watcher is None or self._seen is None:
+            return None
+        paths = self.watcher.take()
+        return None if paths is None else sorted(paths)
+
+    def _on_disk(self, paths: list[str] | None) -> dict[str, FileStat]:
+        if paths is None:
+            return self.vault.scan()
+        return {p: stat for p in paths if (stat := self.vault.stat(p)) is not None}
+
+    @staticmethod
+    def _known(rows: dict) -> dict[str, FileStat]:
+        return {p: FileStat(r.mtime_ns, r.size) for p, r in rows.items()}
+
+    def sync(self, progress: Progress | None = None, *, force: bool = False, paths: list[str] | None = None) -> SyncReport:
+        """Pick up files a person added, edited or deleted (all, or those `paths`).
+        Cheap when nothing changed."""
         report = SyncReport()
-        if not force and time.monotonic() - self._synced_at < self.sync_interval:
+        if paths is None:
+            if not force and time.monotonic() - self._synced_at < self.sync_interval:
+                return report
+            self._synced_at = time.monotonic()
+            paths = self._changed_paths(force)
+        if paths == []:
             return report
-        self._synced_at = time.monotonic()
-        if not self.pending_changes():
+        disk = self._on_disk(paths)
+        if paths is None and disk == self._seen and not force:
+            return report  # nothing moved since the last full look
+        if not plan_changes(disk, self._known(self.index.files(paths))):
+            if paths is None:
+                self._seen = disk
             return report
         with self.vault.lock(), self.index.transaction():
-            rows = self.index.files()
-            known = {p: FileStat(r.mtime_ns, r.size) for p, r in rows.items()}
-            disk = self.vault.scan()
-            changes = plan_changes(disk, known)
+            # Again under the lock: another process may have indexed them meanwhile.
+            disk, rows = self._on_disk(paths), self.index.files(paths)
+            changes = plan_changes(disk, self._known(rows))
             for path in changes.removed:
                 row = rows[path]
                 if row.note_id and self.index.path_of(row.note_id) == path:
@@ -68,13 +102,15 @@ class Indexer:
                 self.index.remove_file(path)
             todo = changes.modified + changes.added
             for n, path in enumerate(todo, 1):
-                self._sync_file(path, disk[path], rows.get(path), disk, report)
+                self._sync_file(path, disk[path], rows.get(path), report)
                 if progress:
                     progress(n, len(todo))
+        if paths is None:
+            self._seen = disk
         self.problems.extend(report.errors)
         return report
 
-    def _sync_file(self, path: str, stat: FileStat, row, disk: dict, report: SyncReport) -> None:
+    def _sync_file(self, path: str, stat: FileStat, row, report: SyncReport) -> None:
         try:
             data = self.vault.read_bytes(path)
         except OSError:
@@ -86,7 +122,7 @@ class Indexer:
         note, error = self._parse(path, data)
         if note is not None:
             other = self.index.path_of(note.id)
-            if other not in (None, path) and other in disk:
+            if other not in (None, path) and self.vault.stat(other) is not None:
                 note, error = None, f"{path}: the id {note.id} is already used by {other}; give this note another id"
         if row is not None and row.note_id and (note is None or note.id != row.note_id):
             if self.index.path_of(row.note_id) == path:

@@ -248,6 +248,8 @@ class NoteService:
         check_id(note_id)
         if sync:
             self.indexer.sync()
+            if path := self.index.path_of(note_id):
+                self.indexer.sync(paths=[path])  # this one file exactly, even if others are heard of late
         note = self.index.get(note_id)
         if note is None:
             raise NotFoundError(f"no note with the id {note_id}", hint="see `amem list` for the ids")

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+
+import time
 
 import pytest
 
@@ -387,6 +390,7 @@ def test_hand_edit_is_picked_up_by_next_search(memory):
     other = memory.add("Lunch is at noon in the cafeteria")
     path = memory.path / f"{note.id}.md"
     path.write_text(path.read_text().replace("Tuesday in room alpha", "Thursday in the zeppelin hangar"))
+    memory.sync()  # a long-lived process hears of edits within ~0.05 s; sync() is at once
     assert ids(memory.search("zeppelin hangar", mode="keyword")) == [note.id]
     assert memory.search("zeppelin hangar", mode="semantic")[0].note.id == note.id  # re-embedded
     assert memory.search("room alpha", mode="keyword") == []
@@ -394,11 +398,33 @@ def test_hand_edit_is_picked_up_by_next_search(memory):
     assert memory.get(other.id).content == "Lunch is at noon in the cafeteria"
 
 
+def test_edits_by_others_are_seen_without_sync(memory):
+    """The API watches the folder: an edit, a new file in a new folder and a deletion
+    reach the index within moments, with no scan of the whole vault per call."""
+    note = memory.add("The meeting is on Tuesday in room alpha", keywords=["meeting"], tags=["work"], context="When we meet.")
+    gone = memory.add("a note about otters")
+    memory.search("warm up")  # the first call looks at every file; later ones at what changed
+    path = memory.path / f"{note.id}.md"
+    path.write_text(path.read_text().replace("Tuesday in room alpha", "Thursday in the zeppelin hangar"))
+    (memory.path / gone.id).with_suffix(".md").unlink()
+    (memory.path / "new" / "deeper").mkdir(parents=True)
+    (memory.path / "new" / "deeper" / "walrus.md").write_text("A walrus on the ice floe\n")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        found = (ids(memory.search("zeppelin hangar", mode="keyword")), ids(memory.search("walrus ice", mode="keyword")),
+                 ids(memory.search("otters", mode="keyword")))
+        if found == ([note.id], ["walrus"], []):
+            break
+        time.sleep(0.05)
+    assert found == ([note.id], ["walrus"], [])
+
+
 def test_hand_edit_of_frontmatter_is_picked_up(memory):
     note = memory.add("a note to retag", tags=["old"])
     path = memory.path / f"{note.id}.md"
     path.write_text(path.read_text().replace("tags:\n- old", "tags:\n- new\n- shiny").replace(
         "metadata: {}", "metadata:\n  owner: me"))
+    memory.sync()
     assert ids(memory.search("retag", tags=["shiny"])) == [note.id]
     assert memory.search("retag", tags=["old"]) == []
     assert memory.get(note.id).metadata == {"owner": "me"}
@@ -410,6 +436,7 @@ def test_files_added_and_removed_by_hand(memory):
     (memory.path / gone.id).with_suffix(".md").unlink()
     (memory.path / "sub").mkdir()
     (memory.path / "sub" / "plain.md").write_text("A plain Markdown file without frontmatter about walruses\n")
+    memory.sync()
     assert ids(memory.search("walruses", mode="keyword")) == ["plain"]
     assert memory.search("walruses", mode="semantic")[0].note.id == "plain"
     with pytest.raises(NotFoundError):
@@ -424,6 +451,7 @@ def test_bad_yaml_is_reported_and_others_still_index(memory):
     bad.write_text("---\nid: bad\ntags: [unclosed\n---\nbody about kayaks\n")
     before = bad.read_bytes()
     (memory.path / "later.md").write_text("---\ntags: [fine]\n---\nanother good note about kayaks\n")
+    memory.sync()
     hits = ids(memory.search("kayaks", top_k=10))
     assert set(hits) == {good.id, "later"}
     problems = memory._c.indexer.problems
@@ -433,6 +461,7 @@ def test_bad_yaml_is_reported_and_others_still_index(memory):
     assert status.indexed == 2 and any("bad.md" in e for e in status.errors)
     # Fixing the file by hand gets it indexed.
     bad.write_text("---\nid: bad\ntags: [closed]\n---\nbody about kayaks\n")
+    memory.sync()
     assert set(ids(memory.search("kayaks", top_k=10))) == {good.id, "later", "bad"}
     assert memory._c.indexer.status("local").errors == []
 
