@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ class Settings:
     max_links: int = 3  # links a new note makes at most
     max_boxes: int = 2  # boxes a new note is filed in at most
     sync_interval: float = 0.0  # seconds between looks for files edited by others (0: every command)
+    server: str = "auto"  # "auto": commands go through a warm background server, started on demand; "off"
+    server_idle: float = 900.0  # seconds without a request after which the server stops
     # Retrieval: how the keyword, semantic and graph lists are fused.
     fusion: str = "score"  # "score" (normalised scores) or "rrf" (reciprocal ranks)
     keyword_weight: float = 1.0
@@ -68,10 +71,11 @@ def profile_toml(name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def user_config_path() -> Path:
+def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
     from platformdirs import user_config_dir
 
-    return Path(os.environ.get("AMEM_CONFIG") or Path(user_config_dir("amem")) / "config.toml")
+    environ = os.environ if environ is None else environ
+    return Path(environ.get("AMEM_CONFIG") or Path(user_config_dir("amem")) / "config.toml")
 
 
 def default_vault_dir() -> Path:
@@ -90,10 +94,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"cannot read the config file {path}: {exc}", hint="fix or remove the file") from None
 
 
-def _from_env() -> dict[str, Any]:
+def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
     out = {}
     for f in fields(Settings):
-        value = os.environ.get(f"AMEM_{f.name.upper()}")
+        value = environ.get(f"AMEM_{f.name.upper()}")
         if value not in (None, ""):
             out[f.name] = value
     return out
@@ -122,11 +126,15 @@ def _coerce(values: dict[str, Any], source: str) -> dict[str, Any]:
     return out
 
 
-def load_settings(**flags: Any) -> Settings:
-    """Settings for one run. `flags` are the command-line values (None = not given)."""
+def load_settings(environ: Mapping[str, str] | None = None, **flags: Any) -> Settings:
+    """Settings for one run. `flags` are the command-line values (None = not given);
+    `environ` the environment to read (default: this process's; the server passes the
+    client's)."""
+    environ = os.environ if environ is None else environ
     flags = {k: v for k, v in flags.items() if v is not None}
-    env = _from_env()
-    user = _coerce(_read_toml(user_config_path()), str(user_config_path()))
+    env = _from_env(environ)
+    config_path = user_config_path(environ)
+    user = _coerce(_read_toml(config_path), str(config_path))
     if "dir" in flags:
         vault_dir = Path(flags["dir"]).expanduser()
     elif "dir" in env:
@@ -145,6 +153,8 @@ def load_settings(**flags: Any) -> Settings:
         raise UsageError(
             f"unknown embedder {settings.embedder!r}", hint="use 'sentence-transformers' (default) or 'fake'"
         )
+    if settings.server not in ("auto", "off"):
+        raise UsageError(f"unknown server setting {settings.server!r}", hint="use 'auto' (default) or 'off'")
     return settings
 
 

@@ -193,3 +193,7 @@ class WriterLock:
 
     def __exit__(self, *exc: object) -> None:
         self._lock.release()
+
+    def held(self) -> bool:
+        """Whether this thread holds it."""
+        return self._lock.is_locked

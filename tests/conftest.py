@@ -18,6 +18,7 @@ def isolate(mp: pytest.MonkeyPatch, config: Path) -> None:
     for key in [k for k in os.environ if k.startswith("AMEM_") and k != "AMEM_CONFIG"]:
         mp.delenv(key)
     mp.setenv("AMEM_LLM", "none")
+    mp.setenv("AMEM_SERVER", "off")  # no test leaves a background server behind; server tests ask for one
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +56,7 @@ def memory(vault):
 
 # Runs the Typer app the way the `amem` console script does, with this interpreter
 # (so the tests do not depend on the venv's bin folder being on PATH).
-AMEM_MAIN = "import sys; from amem_cli.cli.app import main; sys.argv[0] = 'amem'; main()"
+AMEM_MAIN = "import sys; from amem_cli.cli.entry import main; sys.argv[0] = 'amem'; main()"
 
 
 @pytest.fixture

@@ -52,6 +52,9 @@ def root(
         str | None,
         typer.Option("--llm-url", help="An OpenAI-compatible endpoint (llama-server, Ollama, vLLM), e.g. http://host:8080/v1.", show_default=False),
     ] = None,
+    no_server: Annotated[
+        bool, typer.Option("--no-server", help="Do the work in this process, not in the vault's warm server.")
+    ] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
@@ -93,6 +96,27 @@ def command(name: str | None = None, **kwargs: Any) -> Callable:
     return register
 
 
+_served = None  # the warm server's container, while it runs a command
+
+
+def serving(c=None) -> None:
+    """Run the next commands (in the server) against this long-lived container; None: stop."""
+    global _served
+    _served = c
+
+
+def served() -> bool:
+    """Whether this command runs in the warm server (an add then only queues its work)."""
+    return _served is not None
+
+
+def _warn_problems(c) -> None:
+    if "indexer" in c.__dict__:
+        for problem in dict.fromkeys(c.indexer.problems):
+            warn(problem)
+        c.indexer.problems.clear()
+
+
 def container(ctx: typer.Context, *, create: bool = False):
     """The services for this run, built from the settings (flags win)."""
     from ..config import load_settings
@@ -100,6 +124,9 @@ def container(ctx: typer.Context, *, create: bool = False):
 
     root_ctx = ctx.find_root()
     flags = root_ctx.obj or {}
+    if "container" not in flags and _served is not None:
+        flags["container"] = _served
+        root_ctx.call_on_close(lambda: _warn_problems(_served))
     if "container" not in flags:
         c = Container(
             load_settings(dir=flags.get("dir"), embedder=flags.get("embedder"), llm=flags.get("llm"), model=flags.get("model"),
@@ -109,9 +136,7 @@ def container(ctx: typer.Context, *, create: bool = False):
         flags["container"] = c
 
         def close() -> None:
-            if "indexer" in c.__dict__:
-                for problem in dict.fromkeys(c.indexer.problems):
-                    warn(problem)
+            _warn_problems(c)
             c.close()
 
         root_ctx.call_on_close(close)
@@ -122,6 +147,7 @@ def container(ctx: typer.Context, *, create: bool = False):
 from .commands import evolution as _evolution  # noqa: E402,F401
 from .commands import notes as _notes  # noqa: E402,F401
 from .commands import search as _search  # noqa: E402,F401
+from .commands import server as _server  # noqa: E402,F401
 from .commands import vault as _vault  # noqa: E402,F401
 
 

@@ -130,8 +130,8 @@ class NoteService:
         if old_next and self.index.path_of(old_next):
             self.update(old_next, relink("previous", last.id), embed=False)
 
-    def add(self, content: str, *, after: str | None = None, defer: bool = False, **fields: Any) -> Note:
-        return self.add_notes([self.build(content, **fields)], after=after, defer=defer)[0]
+    def add(self, content: str, *, after: str | None = None, defer: bool = False, embed: bool = True, **fields: Any) -> Note:
+        return self.add_notes([self.build(content, **fields)], after=after, defer=defer, embed=embed)[0]
 
     def add_many(self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False) -> list[Note]:
         """Add notes that arrive together, in order, chained as a sequence."""

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
-from ..app import command, container
+from ..app import command, container, served
 from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, SinceOpt, TagOpt, UntilOpt
 from ..output import console, escape, print_json, snippet
 
@@ -55,9 +55,12 @@ def add(
     """Add a note. Prints its id."""
     content = _read_text(text)
     c = container(ctx)
+    # In the warm server the note is stored and acknowledged at once; its worker then
+    # builds, links, evolves and embeds it (queued in the index: a crash loses nothing).
+    queue = served()
     note = c.notes.add(
         content, keywords=keyword, tags=tag, context=context, boxes=box, metadata=_parse_meta(meta), created_at=created,
-        after=after, defer=defer,
+        after=after, defer=defer or queue, embed=not queue,
     )
     if json_output:
         print_json(note.to_dict())

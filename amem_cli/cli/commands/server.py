@@ -1,0 +1,82 @@
+"""The warm server: `amem serve` runs it; `amem server status|stop|logs` look after it."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Annotated
+
+import typer
+
+from ...errors import AmemError
+from ..app import app, command, container
+from ..options import JsonOpt
+from ..output import console, print_json
+
+server_app = typer.Typer(help="Look after the vault's warm background server.", no_args_is_help=True)
+app.add_typer(server_app, name="server")
+
+
+@command("serve")
+def serve(
+    ctx: typer.Context,
+    idle_timeout: Annotated[
+        float | None,
+        typer.Option("--idle-timeout", min=1, help="Stop after this many seconds without a request (default: server_idle, 900).", show_default=False),
+    ] = None,
+) -> None:
+    """Run the vault's warm server in the foreground (the CLI starts one on demand)."""
+    from ...server.client import call
+    from ...server.daemon import Server
+
+    c = container(ctx)
+    try:
+        if call(c.vault.index_dir, {"op": "ping"}, timeout=2).get("ok"):
+            raise AmemError(f"a server already runs for {c.vault.root}", hint="`amem server stop` stops it")
+    except (OSError, ValueError):
+        pass  # nobody listening: ours to start
+    Server(c.settings, idle_timeout=idle_timeout).run()
+
+
+def _ask(ctx: typer.Context, op: str) -> dict | None:
+    from ...server.client import call
+
+    try:
+        return call(container(ctx).vault.index_dir, {"op": op}, timeout=10)
+    except (OSError, ValueError):
+        return None
+
+
+@server_app.command("status")
+def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
+    """Whether the server runs, since when, its memory and queued work."""
+    info = _ask(ctx, "status")
+    if json_output:
+        print_json({"running": info is not None, **(info or {})})
+    elif info is None:
+        console.print(f"no server runs for {container(ctx).vault.root}")
+    else:
+        console.print(
+            f"running: pid {info['pid']}, since {info['started']}, {info['requests']} requests, "
+            f"{info['queued']} queued, {info['rss_mb']} MB resident; stops after {info['idle_timeout']:.0f} s idle"
+        )
+
+
+@server_app.command("stop")
+def stop(ctx: typer.Context) -> None:
+    """Stop the server (queued work stays queued for the next one)."""
+    console.print("stopped" if _ask(ctx, "stop") else "no server was running")
+
+
+@server_app.command("logs")
+def logs(
+    ctx: typer.Context,
+    lines: Annotated[int, typer.Option("--lines", "-n", min=1, help="How many of the last lines.")] = 50,
+) -> None:
+    """The end of the server's log (.amem/server.log)."""
+    path = container(ctx).vault.index_dir / "server.log"
+    if not path.exists():
+        console.print("no server log yet")
+        return
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for line in deque(fh, maxlen=lines):
+            console.print(line.rstrip("\n"), markup=False)

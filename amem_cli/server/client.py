@@ -1,0 +1,184 @@
+"""The CLI's side of the warm server: find it, start it, hand it a command.
+
+Imported by `amem` before anything heavy (no Typer, no Rich, no models), so that a
+command the server answers costs little more than starting Python.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# Global options before the command, and whether each takes a value.
+GLOBAL_OPTIONS = {"--dir": True, "-d": True, "--embedder": True, "--llm": True, "--model": True, "--llm-url": True}
+# Commands worth starting a server for: they load a model.
+STARTS_SERVER = {"add", "search", "context", "process", "evolve", "import", "ingest"}
+# Commands that never go through a server: they are the server, or need this terminal.
+LOCAL_ONLY = {"serve", "server", "edit", "init"}
+START_TIMEOUT = 60.0  # seconds a starting server may take before the CLI works alone
+
+
+def socket_path(index_dir: Path) -> Path:
+    """`.amem/server.sock`, or (a Unix socket path has ~100 bytes at most) a private
+    runtime folder named after the vault."""
+    path = index_dir / "server.sock"
+    if len(os.fsencode(path)) < 100:
+        return path
+    base = Path(os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/amem-{os.getuid()}")
+    base.mkdir(mode=0o700, exist_ok=True)
+    return base / (hashlib.sha1(os.fsencode(index_dir)).hexdigest()[:16] + ".sock")
+
+
+def call(index_dir: Path, message: dict, timeout: float | None = None) -> dict:
+    """One request, one reply. Raises OSError when no server listens."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(str(socket_path(index_dir)))
+        sock.sendall(json.dumps(message).encode() + b"\n")
+        sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := sock.recv(1 << 16):
+            chunks.append(chunk)
+    return json.loads(b"".join(chunks))
+
+
+def split_argv(argv: list[str]) -> tuple[dict[str, str], str | None, bool]:
+    """The global options given, the command's name, and whether --no-server was given."""
+    flags: dict[str, str] = {}
+    no_server = False
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        if arg == "--no-server":
+            no_server = True
+        elif name in GLOBAL_OPTIONS and eq:
+            flags[name] = value
+        elif arg in GLOBAL_OPTIONS:
+            if i + 1 >= len(argv):
+                return flags, None, no_server
+            flags[arg] = argv[i + 1]
+            i += 1
+        elif arg.startswith("-"):
+            return flags, None, no_server  # --help, --version: answered here
+        else:
+            return flags, arg, no_server
+        i += 1
+    return flags, None, no_server
+
+
+def settings_for(flags: dict[str, str], environ: dict[str, str] | None = None, dir: str | None = None):
+    """The settings a command with these global options runs with."""
+    from ..config import load_settings
+
+    return load_settings(
+        environ, dir=dir or flags.get("--dir") or flags.get("-d"), embedder=flags.get("--embedder"),
+        llm=flags.get("--llm"), model=flags.get("--model"), llm_url=flags.get("--llm-url"),
+    )
+
+
+def settings_key(settings) -> str:
+    """Two processes with equal keys would do the same work the same way."""
+    from dataclasses import replace
+
+    return repr(replace(settings, dir=Path(settings.dir).expanduser().resolve()))
+
+
+def vault_dir(flags: dict[str, str]) -> Path:
+    given = flags.get("--dir") or flags.get("-d") or os.environ.get("AMEM_DIR")
+    if given:
+        return Path(given).expanduser().absolute()
+    return Path(settings_for(flags).dir).expanduser().absolute()  # the user config's, or the platform's folder
+
+
+def start(settings) -> None:
+    """Start the server for this vault in the background (it outlives this command)."""
+    index_dir = Path(settings.dir) / ".amem"
+    log = open(index_dir / "server.log", "ab")
+    cmd = [sys.executable, "-m", "amem_cli", "--dir", str(Path(settings.dir).expanduser().absolute()), "serve"]
+    subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
+    log.close()
+
+
+def wait_until_up(index_dir: Path, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if call(index_dir, {"op": "ping"}, timeout=2).get("ok"):
+                return True
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    return False
+
+
+def run_via_server(argv: list[str]) -> int | None:
+    """Run the command in this vault's server and return its exit code; None when it
+    should run in this process (no server wanted or possible, or settings differ)."""
+    flags, command, no_server = split_argv(argv)
+    if no_server or command is None or command in LOCAL_ONLY or os.environ.get("AMEM_SERVER") == "off":
+        return None
+    try:
+        root = vault_dir(flags)
+    except Exception:
+        return None  # the in-process run reports bad settings properly
+    index_dir = root / ".amem"
+    if not index_dir.is_dir():
+        return None
+    # The server works out this command's settings from what this process sees.
+    request = {
+        "op": "run", "argv": argv, "dir": str(root), "cwd": os.getcwd(),
+        "env": {k: v for k, v in os.environ.items() if k.startswith("AMEM_")},
+        "stdin": None, "stdin_tty": sys.stdin.isatty() if sys.stdin else False,
+        "stdout_tty": sys.stdout.isatty(), "width": _width(),
+    }
+    started = False
+    while True:
+        try:
+            reply = call(index_dir, request)
+        except (OSError, ValueError):
+            if started or command not in STARTS_SERVER:
+                return None
+            try:
+                settings = settings_for(flags, dir=str(root))
+            except Exception:
+                return None
+            if settings.server == "off":
+                return None
+            start(settings)
+            started = True
+            if not wait_until_up(index_dir, START_TIMEOUT):
+                return None
+            continue
+        if reply.get("retry") == "stdin" and request["stdin"] is None:
+            request["stdin"] = sys.stdin.read()  # only now: a command that never reads it must not wait on it
+            continue
+        if "code" not in reply:
+            if reply.get("retry") == "settings":
+                # Started with other settings (a config edit, other flags): stop it;
+                # the next command that needs a server starts a fresh one.
+                try:
+                    call(index_dir, {"op": "stop"}, timeout=5)
+                except (OSError, ValueError):
+                    pass
+            if request["stdin"] is not None:
+                sys.stdin = io.StringIO(request["stdin"])
+            return None
+        sys.stdout.write(reply.get("stdout", ""))
+        sys.stdout.flush()
+        sys.stderr.write(reply.get("stderr", ""))
+        return int(reply["code"])
+
+
+def _width() -> int:
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return int(os.environ.get("COLUMNS") or 80)

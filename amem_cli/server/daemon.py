@@ -1,0 +1,333 @@
+"""The warm server: one per vault, holding the embedder, the LLM and the stores loaded.
+
+The CLI hands it whole commands (argv, and stdin when the command reads it); it runs
+them with the same Typer app, against one long-lived container, and sends back what
+they printed and their exit code. `amem add` through it only writes the note and
+queues the rest; a worker thread then builds, links, evolves and embeds, in queue
+order, from the jobs table, so a killed server loses nothing acknowledged.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socketserver
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..config import Settings
+from ..container import Container
+from .client import settings_for, settings_key, socket_path, split_argv
+
+
+class NeedStdin(BaseException):
+    """The command reads stdin the client has not sent yet (passes through `except Exception`)."""
+
+
+class _ThreadStream(io.TextIOBase):
+    """sys.stdout or sys.stderr in the server: a request's thread writes into its own
+    buffer; every other thread (the worker) into the log."""
+
+    def __init__(self, log):
+        self._log = log
+        self._local = threading.local()
+
+    @contextmanager
+    def bound(self, buffer: io.StringIO, tty: bool):
+        self._local.buffer, self._local.tty = buffer, tty
+        try:
+            yield
+        finally:
+            self._local.buffer, self._local.tty = None, False
+
+    def _target(self):
+        return getattr(self._local, "buffer", None) or self._log
+
+    def write(self, text: str) -> int:
+        return self._target().write(text)
+
+    def flush(self) -> None:
+        self._target().flush()
+
+    def isatty(self) -> bool:
+        return getattr(self._local, "tty", False)
+
+
+class _ThreadStdin(_ThreadStream):
+    """sys.stdin in the server: what the client sent, or NeedStdin if it sent none."""
+
+    def __init__(self):
+        super().__init__(None)
+
+    def read(self, size: int = -1) -> str:
+        buffer = getattr(self._local, "buffer", None)
+        if buffer is None:
+            raise NeedStdin
+        return buffer.read(size)
+
+    def readline(self, size: int = -1) -> str:
+        buffer = getattr(self._local, "buffer", None)
+        if buffer is None:
+            raise NeedStdin
+        return buffer.readline(size)
+
+    def __iter__(self):
+        return iter(self.readline, "")
+
+
+class _Turn:
+    """One thread at a time uses the container (one SQLite connection, one Chroma
+    view). The worker gives its turn up while the model generates, so a search never
+    waits for an LLM call."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._owner: int | None = None
+
+    @contextmanager
+    def held(self):
+        self._lock.acquire()
+        self._owner = threading.get_ident()
+        try:
+            yield
+        finally:
+            self._owner = None
+            self._lock.release()
+
+    @contextmanager
+    def paused(self):
+        if self._owner != threading.get_ident():
+            yield
+            return
+        self._owner = None
+        self._lock.release()
+        try:
+            yield
+        finally:
+            self._lock.acquire()
+            self._owner = threading.get_ident()
+
+
+class _PausingLLM:
+    """The container's LLM, called with the turn given up (unless the vault's write lock
+    is held: another thread could not write anyway, and would wait for us)."""
+
+    def __init__(self, llm, turn: _Turn, vault):
+        self._llm, self._turn, self._vault = llm, turn, vault
+
+    @property
+    def identity(self) -> str:
+        return self._llm.identity
+
+    def complete_json(self, messages, schema, *, max_tokens):
+        if self._vault.lock().held():
+            return self._llm.complete_json(messages, schema, max_tokens=max_tokens)
+        with self._turn.paused():
+            return self._llm.complete_json(messages, schema, max_tokens=max_tokens)
+
+    def __getattr__(self, name):
+        return getattr(self._llm, name)
+
+
+class Server:
+    def __init__(self, settings: Settings, idle_timeout: float | None = None):
+        self.settings = settings
+        self.key = settings_key(settings)
+        self.idle_timeout = settings.server_idle if idle_timeout is None else idle_timeout
+        self.container = Container(settings)
+        self.index_dir = self.container.vault.index_dir
+        self.socket = socket_path(self.index_dir)
+        self.turn = _Turn()
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.last_request = time.monotonic()
+        self.started = datetime.now(timezone.utc)
+        self.requests = 0
+        self._stdout = _ThreadStream(sys.stderr)
+        self._stderr = _ThreadStream(sys.stderr)
+        self._stdin = _ThreadStdin()
+        self._command = None
+
+    # -- life ---------------------------------------------------------------
+    def run(self) -> None:
+        """Serve until stopped or idle; the caller's process is the server."""
+        sys.stdout, sys.stderr, sys.stdin = self._stdout, self._stderr, self._stdin
+        c = self.container
+        c.indexer.watch()
+        with self.turn.held():
+            c.indexer.sync()
+            c.embedder.embed(["warm up"])  # load the model before the first request
+            c.indexer.vectors()
+        real_llm = c.llm
+        c.llm = _PausingLLM(real_llm, self.turn, c.vault)
+        server = self._listen()
+        threads = [threading.Thread(target=f, daemon=True, name=n) for f, n in
+                   ((self._work, "amem-worker"), (self._watch_idle, "amem-idle"))]
+        for t in threads:
+            t.start()
+        self._write_info()
+        print(f"{self.started.isoformat()} amem server for {c.vault.root} on {self.socket} (pid {os.getpid()})", file=sys.__stderr__, flush=True)
+        try:
+            server.serve_forever(poll_interval=0.2)
+        finally:
+            self.stopping.set()
+            self.wake.set()
+            server.server_close()
+            for t in threads:
+                t.join(timeout=30)
+            self._remove_files()
+            c.close()
+            print(f"{datetime.now(timezone.utc).isoformat()} amem server stopped", file=sys.__stderr__, flush=True)
+
+    def _listen(self):
+        server_self = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self):
+                try:
+                    request = json.loads(self.rfile.readline() or b"{}")
+                    reply = server_self.handle(request)
+                except Exception as exc:  # a malformed request gets an error, never a crash
+                    reply = {"error": f"{exc.__class__.__name__}: {exc}"}
+                self.wfile.write(json.dumps(reply).encode() + b"\n")
+
+        class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+            daemon_threads = True
+
+        try:
+            self.socket.unlink()  # left by a killed server (the CLI found nobody listening)
+        except FileNotFoundError:
+            pass
+        old = os.umask(0o077)  # owner-only from the start, not after a chmod
+        try:
+            server = UnixServer(str(self.socket), Handler)
+        finally:
+            os.umask(old)
+        self._server = server
+        return server
+
+    def stop(self) -> None:
+        if not self.stopping.is_set():
+            self.stopping.set()
+            threading.Thread(target=self._server.shutdown, daemon=True).start()
+
+    def _write_info(self) -> None:
+        info = {"pid": os.getpid(), "socket": str(self.socket), "started": self.started.isoformat()}
+        tmp = self.index_dir / "server.json.tmp"
+        tmp.write_text(json.dumps(info))
+        os.replace(tmp, self.index_dir / "server.json")
+
+    def _remove_files(self) -> None:
+        for path in (self.socket, self.index_dir / "server.json"):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+
+    # -- requests -----------------------------------------------------------
+    def handle(self, request: dict) -> dict:
+        op = request.get("op")
+        self.last_request = time.monotonic()
+        if op == "ping":
+            return {"ok": True}
+        if op == "status":
+            return self.status()
+        if op == "stop":
+            self.stop()
+            return {"ok": True}
+        if op == "run":
+            settings = settings_for(split_argv(request["argv"])[0], dict(request.get("env") or {}), dir=request.get("dir"))
+            if settings.server == "off":
+                return {"retry": "off"}
+            if settings_key(settings) != self.key:
+                return {"retry": "settings"}
+            try:
+                return self._run(request)
+            finally:
+                self.last_request = time.monotonic()
+                self.wake.set()
+        return {"error": f"unknown request {op!r}"}
+
+    def _run(self, request: dict) -> dict:
+        from ..cli import app as cli
+        from ..cli import output
+
+        if self._command is None:  # Typer builds the click command on every call: once is enough
+            import typer.main
+
+            self._command = typer.main.get_command(cli.app)
+
+        argv = request["argv"]
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            return {"error": "argv must be a list of strings"}
+        out, err = io.StringIO(), io.StringIO()
+        stdin = request.get("stdin")
+        with self.turn.held():
+            self.requests += 1
+            # One command at a time: the consoles take the client's width for it.
+            output.console.width = output.err_console.width = int(request.get("width") or 80)
+            cli.serving(self.container)
+            code = 0
+            try:
+                os.chdir(request.get("cwd") or "/")  # the client's relative paths
+                with self._stdout.bound(out, bool(request.get("stdout_tty"))), self._stderr.bound(err, False), \
+                        self._stdin.bound(None if stdin is None else io.StringIO(stdin), bool(request.get("stdin_tty"))):
+                    self._command.main(args=argv, prog_name="amem", standalone_mode=True)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            except NeedStdin:
+                return {"retry": "stdin"}
+            finally:
+                cli.serving(None)
+        return {"stdout": out.getvalue(), "stderr": err.getvalue(), "code": code}
+
+    def status(self) -> dict:
+        return {
+            "pid": os.getpid(), "vault": str(self.container.vault.root), "socket": str(self.socket),
+            "started": self.started.isoformat(), "requests": self.requests, "queued": self._queued(),
+            "idle_timeout": self.idle_timeout, "rss_mb": round(_rss_bytes() / 2**20, 1),
+        }
+
+    # -- background ---------------------------------------------------------
+    def _queued(self) -> int:
+        with self.turn.held():
+            return len(self.container.index.queued(None))
+
+    def _work(self) -> None:
+        """Embed new notes and work the queue, one job per turn, until stopped."""
+        c = self.container
+        self.wake.set()  # jobs left by a previous (killed) server
+        while not self.stopping.is_set():
+            self.wake.wait(timeout=5)
+            self.wake.clear()
+            while not self.stopping.is_set():
+                try:
+                    with self.turn.held():
+                        c.indexer.flush_vectors()
+                        done = c.notes.pipeline.process(limit=1)
+                except Exception as exc:  # logged; the job stays queued for the next try
+                    print(f"{datetime.now(timezone.utc).isoformat()} worker: {exc.__class__.__name__}: {exc}",
+                          file=sys.__stderr__, flush=True)
+                    break
+                if not done:
+                    break
+
+    def _watch_idle(self) -> None:
+        while not self.stopping.wait(1.0):
+            if time.monotonic() - self.last_request > self.idle_timeout and not self._queued():
+                self.stop()
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
