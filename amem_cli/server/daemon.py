@@ -241,6 +241,9 @@ class Server:
             self.stop()
             return {"ok": True}
         if op == "run":
+            argv = request.get("argv")
+            if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+                return {"error": "argv must be a list of strings"}
             settings = settings_for(split_argv(request["argv"])[0], dict(request.get("env") or {}), dir=request.get("dir"))
             if settings.server == "off":
                 return {"retry": "off"}
@@ -263,8 +266,6 @@ class Server:
             self._command = typer.main.get_command(cli.app)
 
         argv = request["argv"]
-        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
-            return {"error": "argv must be a list of strings"}
         out, err = io.StringIO(), io.StringIO()
         stdin = request.get("stdin")
         with self.turn.held():

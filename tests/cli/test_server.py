@@ -1,0 +1,134 @@
+"""The warm server, used as a shell user uses it: `amem` processes that find (or start)
+the vault's server and hand it their commands. Fake embedder, no model: fast and exact."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sqlite3
+import stat
+import subprocess
+import time
+
+import pytest
+
+SERVER = {"AMEM_SERVER": "auto", "AMEM_EMBEDDER": "fake"}
+
+
+@pytest.fixture
+def amem(run_amem, vault):
+    """`amem --dir VAULT ARGS` with the server on; every server is stopped at the end."""
+    run_amem("--dir", vault, "init", env=SERVER, check=True)
+
+    def run(*args, env=None, **kw):
+        return run_amem("--dir", vault, *args, env={**SERVER, **(env or {})}, **kw)
+
+    yield run
+    run("server", "stop")
+    info = vault / ".amem" / "server.json"
+    if info.exists():  # a server that would not stop
+        os.kill(json.loads(info.read_text())["pid"], signal.SIGKILL)
+
+
+def _status(amem) -> dict:
+    return json.loads(amem("server", "status", "--json", check=True).stdout)
+
+
+def _wait(predicate, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _queued(vault) -> int:
+    con = sqlite3.connect(vault / ".amem" / "index.db")
+    try:
+        return con.execute("SELECT count(*) FROM jobs").fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_add_starts_the_server_and_its_worker_completes_the_note(amem, vault):
+    assert _status(amem)["running"] is False
+    res = amem("add", "Otters hold hands while they sleep so they do not drift apart", check=True)
+    note_id = res.stdout.strip()
+    assert (vault / f"{note_id}.md").exists()  # acknowledged: the file is there
+    status = _status(amem)
+    assert status["running"] and status["pid"] != os.getpid()
+    # The worker builds, links and embeds it after the reply.
+    assert _wait(lambda: _queued(vault) == 0)
+    shown = json.loads(amem("show", note_id, "--json", check=True).stdout)
+    assert shown["keywords"] and shown["context"]
+    hits = json.loads(amem("search", "sleeping otters", "--json", "--mode", "semantic", check=True).stdout)
+    assert hits[0]["id"] == note_id
+    assert _status(amem)["requests"] >= 3  # show and search went through the server too
+
+
+def test_output_errors_exit_codes_and_stdin_pass_through(amem, vault, amem_cmd):
+    amem("add", "first note", check=True)
+    res = amem("show", "20990101T000000000-dead")
+    assert res.returncode == 3 and "no note with the id" in res.stderr and res.stdout == ""
+    res = amem("search", "x", "--mode", "sideways")
+    assert res.returncode == 2 and "sideways" in res.stderr
+    piped = subprocess.run(
+        [*amem_cmd, "add"], input="A piped note about walruses", capture_output=True, text=True,
+        env={**os.environ, **SERVER, "AMEM_DIR": str(vault)}, timeout=60,
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert "walruses" in (vault / f"{piped.stdout.strip()}.md").read_text()
+    assert _status(amem)["requests"] >= 4
+
+
+def test_no_server_and_other_settings_work_in_process(amem, vault):
+    amem("add", "a note", check=True)
+    before = _status(amem)["requests"]
+    assert amem("--no-server", "list", check=True).stdout.count("a note") == 1
+    assert _status(amem)["requests"] == before  # `server status` itself is not a command run
+    # Other settings than the server's: the command runs here, and the stale server stops.
+    res = amem("search", "note", env={"AMEM_FUSION": "rrf"}, check=True)
+    assert "a note" in res.stdout
+    assert _wait(lambda: not _status(amem)["running"], timeout=10)
+
+
+def test_queued_work_of_a_killed_server_is_done_by_the_next(amem, vault):
+    ids = [amem("--no-server", "add", "--defer", f"note {i} about glaciers", check=True).stdout.strip() for i in range(3)]
+    assert _queued(vault) == 3
+    amem("search", "glaciers", check=True)  # starts a server, whose worker resumes the queue
+    assert _wait(lambda: _queued(vault) == 0)
+    for note_id in ids:
+        assert json.loads(amem("show", note_id, "--json", check=True).stdout)["keywords"]
+    # SIGKILL right after an acknowledged add: the note is on disk, its job done or queued.
+    pid = _status(amem)["pid"]
+    note_id = amem("add", "a note about moraines", check=True).stdout.strip()
+    os.kill(pid, signal.SIGKILL)
+    assert "moraines" in (vault / f"{note_id}.md").read_text()
+    amem("search", "moraines", check=True)  # a new server (the dead one's socket is replaced)
+    assert _wait(lambda: _queued(vault) == 0)
+    assert json.loads(amem("show", note_id, "--json", check=True).stdout)["keywords"]
+
+
+def test_idle_timeout_socket_permissions_and_bad_requests(amem, vault, amem_cmd):
+    proc = subprocess.Popen([*amem_cmd, "--dir", str(vault), "serve", "--idle-timeout", "2"],
+                            env={**os.environ, **SERVER}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        sock = vault / ".amem" / "server.sock"
+        assert _wait(lambda: sock.exists())
+        assert stat.S_IMODE(sock.stat().st_mode) & 0o077 == 0  # owner only
+        for bad in (b"not json\n", b'{"op": "run", "argv": "a string"}\n', b'{"op": "launch"}\n', b"[1, 2]\n"):
+            with socket.socket(socket.AF_UNIX) as s:
+                s.connect(str(sock))
+                s.sendall(bad)
+                s.shutdown(socket.SHUT_WR)
+                reply = json.loads(s.makefile().read())
+            assert "error" in reply
+        assert _status(amem)["running"]  # still up
+        assert proc.wait(timeout=30) == 0  # then stops by itself when idle
+        assert not sock.exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
