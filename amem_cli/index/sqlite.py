@@ -61,6 +61,10 @@ class SqliteIndex:
             raise
         conn.execute("COMMIT")
 
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever anything is written to the index, by this connection or another."""
+        return self.db.conn.total_changes, self.db.execute("PRAGMA data_version").fetchone()[0]
+
     # -- meta -------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()

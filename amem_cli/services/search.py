@@ -3,7 +3,9 @@ PageRank over links and sequence links) evidence, fused into one ranking."""
 
 from __future__ import annotations
 
+import copy
 import heapq
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -15,6 +17,8 @@ from ..retrieve.query import cjk_terms, has_cjk, keywords, words
 from .indexer import Indexer
 
 MODES = ("hybrid", "semantic", "keyword", "graph")
+CACHED_RESULTS = 128
+CACHED_QUERY_VECTORS = 512
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,9 @@ class SearchService:
         self.settings = settings or RetrievalSettings()
         if self.settings.fusion not in FUSIONS:
             raise UsageError(f"unknown fusion {self.settings.fusion!r}", hint=f"use one of: {', '.join(FUSIONS)}")
+        # What a long-lived process (the server, the API) has already worked out.
+        self._query_vectors: dict[str, list[float]] = {}  # the model does not change: never stale
+        self._results: OrderedDict[tuple, list[SearchHit]] = OrderedDict()
 
     def search(
         self,
@@ -56,6 +63,20 @@ class SearchService:
         if limit < 1:
             raise UsageError("--limit must be at least 1")
         self.indexer.sync()
+        if mode != "keyword":
+            self.indexer.flush_vectors()
+        # A repeated search is answered from memory until anything is written to the index.
+        key = (query, limit, mode, tuple(tags or ()), tuple(boxes or ()), since, until, self.index.generation())
+        if key in self._results:
+            self._results.move_to_end(key)
+            return copy.deepcopy(self._results[key])
+        hits = self._search(query, limit, mode, tags, boxes, since, until)
+        self._results[key] = copy.deepcopy(hits)
+        if len(self._results) > CACHED_RESULTS:
+            self._results.popitem(last=False)
+        return hits
+
+    def _search(self, query, limit, mode, tags, boxes, since, until) -> list[SearchHit]:
         s = self.settings
         where, params = self.index.filter_sql(tags=tags, boxes=boxes, since=since, until=until)
         allowed = {r[0] for r in self.index.db.execute(f"SELECT id FROM notes {where}", params)} if where else None
@@ -80,8 +101,11 @@ class SearchService:
         return [SearchHit(notes[i], score, sources) for i, score, sources in fused if i in notes]
 
     def _semantic(self, query: str, depth: int, allowed: set[str] | None) -> list[tuple[str, float]]:
-        self.indexer.flush_vectors()
-        vector = self.indexer.embedder().embed([query])[0]
+        vector = self._query_vectors.get(query)
+        if vector is None:
+            vector = self._query_vectors[query] = self.indexer.embedder().embed([query])[0]
+            if len(self._query_vectors) > CACHED_QUERY_VECTORS:
+                del self._query_vectors[next(iter(self._query_vectors))]  # the oldest
         hits = self.indexer.nearest(vector, depth if allowed is None else depth * 4)
         known = self.index.existing(i for i, _ in hits)
         return [(i, s) for i, s in hits if i in known and (allowed is None or i in allowed)][:depth]

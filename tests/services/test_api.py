@@ -504,3 +504,16 @@ def test_vault_path_is_resolved(tmp_path, monkeypatch):
     with AgentMemory("relative-vault", embedder="fake") as mem:
         assert mem.path == (tmp_path / "relative-vault").resolve()
         assert isinstance(mem.path, Path)
+
+
+def test_repeated_searches_are_cached_until_anything_is_written(vault):
+    with AgentMemory(vault, embedder="fake") as first, AgentMemory(vault, embedder="fake") as second:
+        first.add("a note about kestrels hovering")
+        hits = first.search("kestrels")
+        hits[0].note.tags.append("scribbled")  # a caller's change to a result stays its own
+        assert first.search("kestrels")[0].note.tags == hits[0].note.tags[:-1]
+        assert len(first._c.search._results) == 1  # the second search was answered from memory
+        first.add("another kestrel note")  # a write by this process
+        assert len(first.search("kestrels")) == 2
+        second.add("a third kestrel, written by another connection")
+        assert len(first.search("kestrels")) == 3
