@@ -6,10 +6,31 @@ import json
 import sys
 from typing import Any
 
-from rich.console import Console
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class _LazyConsole:
+    """A Rich console made on first use, so `amem --help` never pays for importing Rich."""
+
+    def __init__(self, **options: Any):
+        object.__setattr__(self, "_options", options)
+        object.__setattr__(self, "_console", None)
+
+    def _get(self):
+        if self._console is None:
+            from rich.console import Console
+
+            object.__setattr__(self, "_console", Console(**self._options))
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._get(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._get(), name, value)
+
+
+console = _LazyConsole(highlight=False, soft_wrap=True)
+err_console = _LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:

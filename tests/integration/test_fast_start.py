@@ -77,6 +77,14 @@ def test_help_imports_nothing_heavy():
     assert heavy == []
 
 
+def test_help_does_not_even_import_rich():
+    """Rich (~50 ms) and Typer's Rich help (~190 ms) would double `amem --help`'s time."""
+    code = "import sys; from amem_cli.cli.entry import main; sys.argv = ['amem', '--help']\ntry: main()\nexcept SystemExit: pass\nprint(sorted(m for m in sys.modules if m.split('.')[0] == 'rich' or m == 'typer.rich_utils'))"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.rstrip().rsplit("\n", 1)[-1] == "[]"
+
+
 def test_version_imports_nothing_heavy():
     res, heavy = probe("--version")
     assert res.returncode == 0, res.stderr

@@ -12,7 +12,7 @@ from ..app import app, command, container
 from ..options import JsonOpt
 from ..output import console, print_json
 
-server_app = typer.Typer(help="Look after the vault's warm background server.", no_args_is_help=True)
+server_app = typer.Typer(help="Look after the vault's warm background server.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(server_app, name="server")
 
 
