@@ -28,15 +28,28 @@ class VectorIndex(Protocol):
 
 
 class ChromaVectorIndex:
-    """Explicit embeddings only (no Chroma embedding function), cosine space, telemetry off."""
+    """Explicit embeddings only (no Chroma embedding function), cosine space, telemetry off.
+
+    A local store is opened lazily: importing the chromadb package costs ~1.6 s, while a
+    search only needs to read. Until this process writes, queries go through chromadb's
+    Rust bindings alone (`_BindingsReader`, ~0.1 s to import and open), falling back to
+    the package if those bindings ever change."""
 
     def __init__(self, *, path: Path | None = None, url: str | None = None, collection: str = "amem_notes"):
+        self._path, self._url, self._name = path, url, collection
+        self._client = self._collection = None
+        self._reader: _BindingsReader | None = None
+        self.where = url or str(path)
+        if url:
+            self._connect()  # a server that is down is reported at once
+
+    def _connect(self):
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
         settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
-        if url:
-            parsed = urlparse(url if "://" in url else f"http://{url}")
+        if self._url:
+            parsed = urlparse(self._url if "://" in self._url else f"http://{self._url}")
             try:
                 self._client = chromadb.HttpClient(
                     host=parsed.hostname or "localhost",
@@ -47,69 +60,100 @@ class ChromaVectorIndex:
                 self._client.heartbeat()
             except Exception as exc:
                 raise AmemError(
-                    f"cannot reach the Chroma server at {url}: {exc.__class__.__name__}",
+                    f"cannot reach the Chroma server at {self._url}: {exc.__class__.__name__}",
                     hint="start it (`chroma run --path DIR`) or unset AMEM_CHROMA_URL to use the local store",
                 ) from None
-            self.where = url
         else:
-            assert path is not None
-            if not path.exists():
+            assert self._path is not None
+            if not self._path.exists():
                 # Chroma caches one system per path in a process; a store deleted
                 # under it (`rm -r .amem`, then reindex) must not reuse the stale one.
                 from chromadb.api.client import SharedSystemClient
 
                 SharedSystemClient.clear_system_cache()
-            self._client = chromadb.PersistentClient(path=str(path), settings=settings)
-            self.where = str(path)
-        self._path, self._settings = path, settings
-        self._name = collection
-        self._collection = self._open()
+            self._client = chromadb.PersistentClient(path=str(self._path), settings=settings)
+        self._collection = self._client.get_or_create_collection(
+            name=self._name, embedding_function=None, metadata={"hnsw:space": "cosine"}
+        )
+        self._reader = None  # from now on this process reads what it writes through the client
+
+    @property
+    def _store(self):
+        if self._collection is None:
+            self._connect()
+        return self._collection
 
     def reload(self) -> None:
         """Drop this process's cached view of a local store another process has written
         to since (Chroma keeps the index in memory: a stale one fails to find new ids)."""
-        if self._path is None:
+        if self._url:
             return  # a server keeps one view for all its clients
-        import chromadb
-        from chromadb.api.client import SharedSystemClient
+        self._reader = None
+        if self._client is not None:
+            from chromadb.api.client import SharedSystemClient
 
-        SharedSystemClient.clear_system_cache()
-        self._client = chromadb.PersistentClient(path=str(self._path), settings=self._settings)
-        self._collection = self._open()
-
-    def _open(self):
-        return self._client.get_or_create_collection(
-            name=self._name, embedding_function=None, metadata={"hnsw:space": "cosine"}
-        )
+            SharedSystemClient.clear_system_cache()
+            self._connect()
 
     def upsert(self, ids: list[str], vectors: list[list[float]]) -> None:
         step = 1000
         for i in range(0, len(ids), step):
-            self._collection.upsert(ids=ids[i : i + step], embeddings=vectors[i : i + step])
+            self._store.upsert(ids=ids[i : i + step], embeddings=vectors[i : i + step])
 
     def delete(self, ids: list[str]) -> None:
         if ids:
-            self._collection.delete(ids=ids)
+            self._store.delete(ids=ids)
 
     def query(self, vector: list[float], k: int) -> list[tuple[str, float]]:
         if k <= 0:
             return []
+        if self._collection is None and self._path is not None and (self._path / "chroma.sqlite3").exists():
+            try:
+                if self._reader is None:
+                    self._reader = _BindingsReader(self._path, self._name)
+                return self._reader.query(vector, k)
+            except Exception:
+                self._reader = None  # bindings of another chromadb version: the package below
         # Chroma caps n_results at what it holds; no count() first (a round trip per search).
-        res = self._collection.query(query_embeddings=[vector], n_results=k, include=["distances"])
+        res = self._store.query(query_embeddings=[vector], n_results=k, include=["distances"])
         return [(i, 1.0 - float(d)) for i, d in zip(res["ids"][0], res["distances"][0])]
 
     def vectors_of(self, ids: list[str]) -> dict[str, list[float]]:
         if not ids:
             return {}
-        res = self._collection.get(ids=list(ids), include=["embeddings"])
+        res = self._store.get(ids=list(ids), include=["embeddings"])
         return {i: [float(x) for x in v] for i, v in zip(res["ids"], res["embeddings"])}
 
     def count(self) -> int:
-        return self._collection.count()
+        return self._store.count()
 
     def reset(self) -> None:
+        if self._client is None:
+            self._connect()
         try:
             self._client.delete_collection(self._name)
         except Exception:
             pass  # nothing to drop
-        self._collection = self._open()
+        self._collection = None
+        self._connect()
+
+
+class _BindingsReader:
+    """Nearest-neighbour reads of a local Chroma store through `chromadb_rust_bindings`,
+    configured as chromadb 1.x's own Rust client configures them (read-only: migrations
+    are validated, never applied)."""
+
+    TENANT, DATABASE = "default_tenant", "default_database"
+
+    def __init__(self, path: Path, collection: str):
+        import chromadb_rust_bindings as rb
+
+        config = rb.SqliteDBConfig(
+            hash_type=rb.MigrationHash.MD5, migration_mode=rb.MigrationMode.Validate, url=str(path / "chroma.sqlite3")
+        )
+        self._bindings = rb.Bindings(allow_reset=False, sqlite_db_config=config, persist_path=str(path), hnsw_cache_size=1000)
+        self._id = str(self._bindings.get_collection(collection, self.TENANT, self.DATABASE).id)
+
+    def query(self, vector: list[float], k: int) -> list[tuple[str, float]]:
+        res = self._bindings.query(self._id, None, [vector], k, None, None, ["distances"], self.TENANT, self.DATABASE)
+        return [(i, 1.0 - float(d)) for i, d in zip(res.ids[0], res.distances[0])]
