@@ -162,7 +162,7 @@ class Server:
         with self.turn.held():
             c.indexer.sync()
             c.embedder.embed(["warm up"])  # load the model before the first request
-            c.indexer.vectors()
+            c.indexer.vectors().count()  # and the vector store's client, which writes need
         real_llm = c.llm
         c.llm = _PausingLLM(real_llm, self.turn, c.vault)
         server = self._listen()
