@@ -26,6 +26,7 @@ demo: install
 	$(BIN)/amem --dir $(DEMO) add "Demo: amem keeps each memory as a Markdown file; the index under .amem/ can always be rebuilt." -t demo
 	$(BIN)/amem --dir $(DEMO) search "how do I rebuild the index?" --limit 3
 	$(BIN)/amem --dir $(DEMO) search "linking notes in a Zettelkasten" --limit 3
+	$(BIN)/amem --dir $(DEMO) server stop
 
 test: install-test
 	$(BIN)/python -m pytest -q

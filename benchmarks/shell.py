@@ -1,0 +1,137 @@
+"""amem from the shell, as a user or an agent meets it, on vaults of growing size.
+
+    .venv/bin/python benchmarks/shell.py                          # 1,000 and 10,000 notes
+    .venv/bin/python benchmarks/shell.py --sizes 100000           # ~1 h on 2 cores
+    .venv/bin/python benchmarks/shell.py --sizes 1000 --embedder fake   # a quick check
+
+For each size N it writes N varied notes (the seeded generator of foundation.py) to a
+JSONL file and then runs the `amem` script in new processes, timing each whole command:
+
+- `amem import FILE` into a new vault (`--llm none`; through the vault's warm server,
+  which the command starts): notes/s;
+- the size of `.amem/` per note;
+- `amem --no-server reindex` (SQLite and every vector rebuilt from the files);
+- `amem --no-server search` with no server running: a cold process, median of 3;
+- `amem search` with the server warm: p50/p95 over --queries different queries;
+- `amem add` with the server warm: p50/p95 over --adds notes (the reply comes once the
+  file is written and the work queued; the server's worker does the rest);
+- the server's resident memory after all that (`amem server status`).
+
+`amem --help` is timed once (median of 5). The servers started are stopped at the end.
+Figures only; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from foundation import make_notes, make_queries, percentile  # noqa: E402
+
+AMEM = [str(Path(sys.executable).parent / "amem")]
+
+
+def run(vault: Path, *args: str, env: dict, stdin: str | None = None) -> tuple[float, subprocess.CompletedProcess]:
+    argv = [*AMEM, "--dir", str(vault), *args]
+    t0 = time.perf_counter()
+    res = subprocess.run(argv, capture_output=True, text=True, env=env, input=stdin)
+    seconds = time.perf_counter() - t0
+    if res.returncode != 0:
+        raise SystemExit(f"{shlex.join(argv)} failed ({res.returncode}):\n{res.stdout}\n{res.stderr}")
+    return seconds, res
+
+
+def size_of(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def measure(n: int, base: Path, env: dict, queries: int, adds: int) -> dict:
+    vault = base / f"vault-{n}"
+    vault.mkdir()
+    notes = make_notes(n)
+    jsonl = base / f"notes-{n}.jsonl"
+    with jsonl.open("w", encoding="utf-8") as fh:
+        for note in notes:
+            fh.write(json.dumps({**note, "created_at": note["created_at"].isoformat()}) + "\n")
+    out: dict = {"notes": n}
+    run(vault, "init", env=env)
+
+    seconds, res = run(vault, "import", str(jsonl), "--json", env=env)
+    out["import_s"] = seconds
+    out["import_rate"] = json.loads(res.stdout)["imported"] / seconds
+    run(vault, "server", "stop", env=env)
+    out["index_bytes_per_note"] = size_of(vault / ".amem") / n
+
+    out["reindex_s"], _ = run(vault, "--no-server", "reindex", env=env)
+    asked = [q for q, _ in make_queries(notes, queries + 3)]
+    out["cold_search"] = [run(vault, "--no-server", "search", q, "--limit", "5", env=env)[0] for q in asked[:3]]
+
+    run(vault, "search", "warm up", env=env)  # starts the server
+    out["warm_search"] = [run(vault, "search", q, "--limit", "5", env=env)[0] for q in asked[3:]]
+    out["warm_add"] = [run(vault, "add", f"A new note number {i} about measuring the shell", env=env)[0]
+                       for i in range(adds)]
+    time.sleep(2)  # let the worker finish the adds: memory after the work
+    _, res = run(vault, "server", "status", "--json", env=env)
+    out["server_rss_mb"] = json.loads(res.stdout).get("rss_mb")
+    run(vault, "server", "stop", env=env)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="1000,10000", help="comma-separated vault sizes (default 1000,10000)")
+    ap.add_argument("--embedder", default=None, help="the embedder (default: amem's default)")
+    ap.add_argument("--queries", type=int, default=30, help="warm searches per size (default 30)")
+    ap.add_argument("--adds", type=int, default=20, help="warm adds per size (default 20)")
+    ap.add_argument("--dir", help="work here (kept) instead of a temp folder (removed)")
+    args = ap.parse_args()
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AMEM_")}
+    env.update({"AMEM_LLM": "none", "AMEM_SERVER": "auto", "HF_HUB_OFFLINE": "1", "AMEM_CONFIG": "/nonexistent/config.toml"})
+    if args.embedder:
+        env["AMEM_EMBEDDER"] = args.embedder
+    base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="amem-shell-"))
+    base.mkdir(parents=True, exist_ok=True)
+    try:
+        helps = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            subprocess.run([*AMEM, "--help"], capture_output=True, env=env, check=True)
+            helps.append(time.perf_counter() - t0)
+        results = [measure(int(n), base, env, args.queries, args.adds) for n in args.sizes.split(",")]
+    finally:
+        if not args.dir:
+            shutil.rmtree(base, ignore_errors=True)
+
+    print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
+    print(f"command: {shlex.join([sys.executable, *sys.argv])}")
+    print(f"embedder: {env.get('AMEM_EMBEDDER', 'default')}, llm: none")
+    print(f"`amem --help`: median {statistics.median(helps) * 1000:.0f} ms of 5")
+    ms = lambda xs, q: f"{percentile(xs, q) * 1000:.0f}"  # noqa: E731
+    header = ("notes", "import notes/s", "import s", ".amem B/note", "reindex s", "cold search ms (median)",
+              "warm search p50/p95 ms", "add p50/p95 ms", "server RSS MB")
+    print(" | ".join(header))
+    print(" | ".join("---" for _ in header))
+    for r in results:
+        print(" | ".join([
+            f"{r['notes']:,}", f"{r['import_rate']:.0f}", f"{r['import_s']:.1f}", f"{r['index_bytes_per_note']:.0f}",
+            f"{r['reindex_s']:.1f}", f"{statistics.median(r['cold_search']) * 1000:.0f}",
+            f"{ms(r['warm_search'], 0.5)} / {ms(r['warm_search'], 0.95)}",
+            f"{ms(r['warm_add'], 0.5)} / {ms(r['warm_add'], 0.95)}", f"{r['server_rss_mb']}",
+        ]))
+
+
+if __name__ == "__main__":
+    main()
