@@ -30,6 +30,13 @@ def resolve_model_path(model: str) -> str:
     )
 
 
+def model_label(model: str) -> str:
+    """The model part of an embedder identity: the bundled model's hub name, else the folder."""
+    if model in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
+        return f"sentence-transformers/{DEFAULT_MODEL}"
+    return str(Path(model).expanduser())
+
+
 class SentenceTransformerEmbedder:
     def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64):
         self.model_name = model
@@ -50,13 +57,11 @@ class SentenceTransformerEmbedder:
 
     @property
     def identity(self) -> str:
-        default = self.model_name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}")
-        name = f"sentence-transformers/{DEFAULT_MODEL}" if default else str(Path(self.model_name).expanduser())
         model = self._load()
         # Renamed in sentence-transformers 6; the old name warns there.
         dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         dims = dimension()
-        return f"{name}:{dims}"
+        return f"{model_label(self.model_name)}:{dims}"
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
