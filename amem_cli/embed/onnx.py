@@ -1,0 +1,284 @@
+"""ONNX backend: the sentence-transformers model run by onnxruntime, same vectors, fast start.
+
+Embedding imports numpy, onnxruntime and tokenizers only (under a second; torch alone takes
+~10 s). torch is needed once per model and weights file, to export the transformer to ONNX
+into the user cache. The rest of the model, mean pooling and normalisation, is numpy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import AmemError
+from .base import Embedder
+from .sentence import DEFAULT_MODEL, model_label, resolve_model_path
+
+EXPORT_VERSION = 1  # part of the cache key: bump it when the export changes
+WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+
+
+class OnnxUnavailable(AmemError):
+    """The model cannot run on ONNX here: no runtime, no torch to export it, or a model
+    layout this backend does not reproduce."""
+
+
+@dataclass(frozen=True)
+class ModelLayout:
+    """What the model folder says about the parts this backend reproduces."""
+
+    name: str  # the model part of the identity
+    transformer: Path  # the Hugging Face model folder (config, weights, tokenizer.json)
+    dims: int
+    max_seq_length: int
+    lower_case: bool
+    pad_id: int | None  # the model's own: position ids of some models (RoBERTa) depend on it
+
+
+def _json(path: Path, default=None):
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else default
+
+
+def _is_mean_pooling(config: dict) -> bool:
+    """sentence-transformers 6 writes `pooling_mode`; older versions one boolean per mode."""
+    mode = config.get("pooling_mode")
+    if mode is None:
+        on = [k for k, v in config.items() if k.startswith("pooling_mode_") and v]
+        return on in ([], ["pooling_mode_mean_tokens"])
+    return mode in ("mean", ["mean"])
+
+
+def read_layout(model: str) -> ModelLayout:
+    """Read the model folder (JSON only, no torch). Only Transformer -> mean Pooling
+    (-> Normalize) is reproduced; anything else stays with sentence-transformers."""
+    root = Path(resolve_model_path(model))
+    modules = _json(root / "modules.json")
+    if modules is None:  # a plain Hugging Face model: sentence-transformers adds mean pooling
+        transformer, pooling = root, {}
+    else:
+        kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
+        if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+            raise OnnxUnavailable(f"ONNX reproduces Transformer, Pooling, Normalize models, not {', '.join(kinds)}")
+        transformer, pooling = root / modules[0]["path"], _json(root / modules[1]["path"] / "config.json", {})
+    if not _is_mean_pooling(pooling):
+        raise OnnxUnavailable("ONNX reproduces mean pooling only")
+    if (_json(root / "config_sentence_transformers.json", {})).get("default_prompt_name"):
+        raise OnnxUnavailable("ONNX does not add the model's default prompt")
+    if not (transformer / "tokenizer.json").is_file():
+        raise OnnxUnavailable("the model folder has no tokenizer.json")
+    config = _json(transformer / "config.json", {})
+    dims = pooling.get("embedding_dimension") or pooling.get("word_embedding_dimension") or config.get("hidden_size")
+    if not dims:
+        raise OnnxUnavailable("the model's dimensions are not in its config.json")
+    st_config = _json(transformer / "sentence_bert_config.json", {})
+    # As sentence-transformers: its own setting, else the tokenizer's capped by the positions.
+    max_len = st_config.get("max_seq_length") or min(
+        (_json(transformer / "tokenizer_config.json", {})).get("model_max_length", 512),
+        config.get("max_position_embeddings", 512),
+    )
+    return ModelLayout(
+        model_label(model), transformer, int(dims), int(max_len), bool(st_config.get("do_lower_case")),
+        config.get("pad_token_id"),
+    )
+
+
+def _weights(layout: ModelLayout) -> Path:
+    for name in WEIGHTS:
+        if (layout.transformer / name).is_file():
+            return layout.transformer / name
+    raise OnnxUnavailable(f"the model folder has none of {', '.join(WEIGHTS)}")
+
+
+def onnx_path(model: str = DEFAULT_MODEL, cache_dir: str | Path | None = None) -> Path:
+    """Where the ONNX export of this model lives: keyed by identity, the weights file
+    (size and mtime: hashing 90 MB at every start would cost more than it saves) and the
+    export code version."""
+    layout = read_layout(model)
+    weights = _weights(layout)
+    stat = weights.stat()
+    identity = f"{layout.name}:{layout.dims}"
+    key = hashlib.sha256(f"{identity}|{weights.name}|{stat.st_size}|{stat.st_mtime_ns}|{EXPORT_VERSION}".encode())
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(layout.name).name)
+    if cache_dir is None:
+        from platformdirs import user_cache_dir
+
+        cache_dir = user_cache_dir("amem")
+    return Path(cache_dir).expanduser() / "onnx" / f"{slug}-{layout.dims}-{key.hexdigest()[:16]}.onnx"
+
+
+def export_onnx(model: str = DEFAULT_MODEL, cache_dir: str | Path | None = None, *, force: bool = False) -> Path:
+    """The model's ONNX file, exported with torch if it is not in the cache yet (or `force`).
+    Written to a temp file then renamed, so a reader never sees half a file."""
+    target = onnx_path(model, cache_dir)
+    if target.is_file() and not force:
+        return target
+    print("amem: preparing the embedding model for fast start (once, ~20 s)", file=sys.stderr, flush=True)
+    tmp = target.with_suffix(f".{os.getpid()}.tmp")  # one per process: concurrent exports never share it
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _export(read_layout(model), tmp)
+        os.replace(tmp, target)
+    except Exception as exc:
+        raise OnnxUnavailable(f"cannot export the embedding model to ONNX: {exc.__class__.__name__}: {exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def _export(layout: ModelLayout, out: Path) -> None:
+    import inspect
+    import warnings
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+    from transformers import AutoModel
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
+    model = AutoModel.from_pretrained(layout.transformer).eval()
+    names = ["input_ids", "attention_mask"]
+    if "token_type_ids" in inspect.signature(model.forward).parameters:
+        names.append("token_type_ids")
+
+    class TokenEmbeddings(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *inputs):
+            return self.model(**dict(zip(names, inputs)))[0]
+
+    example = torch.ones((2, 16), dtype=torch.long)
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # tracer and deprecation warnings, not the user's business
+        torch.onnx.export(
+            TokenEmbeddings(),
+            tuple(example for _ in names),
+            str(out),
+            dynamo=False,  # the TorchScript exporter needs only `onnx`, not onnxscript
+            input_names=names,
+            output_names=["token_embeddings"],
+            dynamic_axes={n: {0: "batch", 1: "sequence"} for n in [*names, "token_embeddings"]},
+            opset_version=17,
+        )
+
+
+class OnnxEmbedder:
+    """The model on onnxruntime. `fallback` builds the embedder used instead when ONNX cannot
+    run the model here (the container gives sentence-transformers); without one that raises."""
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        cache_dir: str | Path | None = None,
+        batch_size: int = 32,
+        fallback: Callable[[], Embedder] | None = None,
+    ):
+        self.model_name = model
+        self.cache_dir = cache_dir
+        self.batch_size = batch_size
+        self._make_fallback = fallback
+        self._fallback: Embedder | None = None
+        self._session = None
+        self._tokenizer = None
+        self._layout: ModelLayout | None = None
+
+    @property
+    def identity(self) -> str:
+        if self._fallback is None:
+            try:
+                layout = read_layout(self.model_name)
+                return f"{layout.name}:{layout.dims}"
+            except OnnxUnavailable as exc:
+                self._fall_back(exc)
+        return self._fallback.identity
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        if self._fallback is None and self._session is None:
+            try:
+                self._load()
+            except OnnxUnavailable as exc:
+                self._fall_back(exc)
+        if self._fallback is not None:
+            return self._fallback.embed(texts)
+        import numpy as np
+
+        # Longest first, as sentence-transformers does: batches of like lengths pad little.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        vectors = np.empty((len(texts), self._layout.dims), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            vectors[rows] = self._embed_batch([texts[i] for i in rows])
+        return vectors.tolist()
+
+    def _embed_batch(self, texts: list[str]):
+        import numpy as np
+
+        if self._layout.lower_case:
+            texts = [t.lower() for t in texts]
+        encodings = self._tokenizer.encode_batch(texts)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {
+            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+            "attention_mask": mask,
+            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+        }
+        (tokens,) = self._session.run(None, {i.name: feeds[i.name] for i in self._session.get_inputs()})
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (tokens * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+
+    def _load(self) -> None:
+        try:
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise OnnxUnavailable(f"the ONNX embedder needs onnxruntime and tokenizers ({exc})") from None
+        layout = read_layout(self.model_name)
+        for force in (False, True):
+            path = export_onnx(self.model_name, self.cache_dir, force=force)
+            try:
+                session = _session(onnxruntime, path, layout.dims)
+                break
+            except Exception as exc:  # a damaged cache file (a full disk, a bad copy): export once more
+                error = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        else:
+            raise OnnxUnavailable(f"onnxruntime cannot load {path}: {error}")
+        tokenizer = Tokenizer.from_file(str(layout.transformer / "tokenizer.json"))
+        # tokenizer.json may fix padding and truncation (MiniLM's: 128 tokens). As
+        # sentence-transformers: truncate at the model's max_seq_length, pad to the batch's longest.
+        tokenizer.enable_truncation(layout.max_seq_length)
+        pad_id = layout.pad_id if layout.pad_id is not None else (tokenizer.padding or {}).get("pad_id", 0)
+        tokenizer.enable_padding(pad_id=pad_id, pad_token=tokenizer.id_to_token(pad_id) or "[PAD]")
+        self._session, self._tokenizer, self._layout = session, tokenizer, layout
+
+    def _fall_back(self, exc: OnnxUnavailable) -> None:
+        if self._make_fallback is None:
+            raise exc
+        print(f"amem: {exc.message}; using sentence-transformers instead", file=sys.stderr, flush=True)
+        self._fallback = self._make_fallback()
+
+
+def _session(onnxruntime, path: Path, dims: int):
+    onnxruntime.set_default_logger_severity(3)  # errors only: no runtime warnings on the user's terminal
+    options = onnxruntime.SessionOptions()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    options.intra_op_num_threads = cores
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    if session.get_outputs()[0].shape[-1] != dims:
+        raise ValueError(f"the file gives {session.get_outputs()[0].shape[-1]} dimensions, not {dims}")
+    return session
