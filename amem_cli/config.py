@@ -20,8 +20,9 @@ VAULT_CONFIG = "amem.toml"
 @dataclass(frozen=True)
 class Settings:
     dir: Path
-    embedder: str = "sentence-transformers"  # or "fake" (deterministic hashing, for tests)
+    embedder: str = "onnx"  # the model on onnxruntime; "sentence-transformers" (same vectors, slow start); "fake"
     embedding_model: str = "all-MiniLM-L6-v2"  # a name or a local folder
+    cache_dir: str | None = None  # the ONNX export of the model (default: the platform's user cache folder)
     chroma_url: str | None = None  # a Chroma server instead of the local store
     chroma_collection: str | None = None
     search_limit: int = 10
@@ -149,9 +150,9 @@ def load_settings(environ: Mapping[str, str] | None = None, **flags: Any) -> Set
         merged.update(_coerce(layer, source) if layer is env or layer is flags else layer)
     merged["dir"] = vault_dir
     settings = Settings(**merged)
-    if settings.embedder not in ("sentence-transformers", "fake"):
+    if settings.embedder not in ("onnx", "sentence-transformers", "fake"):
         raise UsageError(
-            f"unknown embedder {settings.embedder!r}", hint="use 'sentence-transformers' (default) or 'fake'"
+            f"unknown embedder {settings.embedder!r}", hint="use 'onnx' (default), 'sentence-transformers' or 'fake'"
         )
     if settings.server not in ("auto", "off"):
         raise UsageError(f"unknown server setting {settings.server!r}", hint="use 'auto' (default) or 'off'")

@@ -28,13 +28,22 @@ class Container:
 
     @cached_property
     def embedder(self) -> Embedder:
-        if self.settings.embedder == "fake":
+        s = self.settings
+        if s.embedder == "fake":
             from .embed.fake import HashEmbedder
 
             return HashEmbedder()
         from .embed.sentence import SentenceTransformerEmbedder
 
-        return SentenceTransformerEmbedder(self.settings.embedding_model)
+        if s.embedder == "onnx":
+            from .embed.onnx import OnnxEmbedder
+
+            # Same vectors and identity either way: sentence-transformers steps in, with one
+            # line on stderr, where ONNX cannot run (no onnxruntime, no torch for the export).
+            return OnnxEmbedder(
+                s.embedding_model, cache_dir=s.cache_dir, fallback=lambda: SentenceTransformerEmbedder(s.embedding_model)
+            )
+        return SentenceTransformerEmbedder(s.embedding_model)
 
     @cached_property
     def vectors(self) -> VectorIndex:

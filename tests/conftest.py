@@ -11,14 +11,27 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["ANONYMIZED_TELEMETRY"] = "False"
 
 
+# Set for the whole session by `_model_cache`; isolation keeps them.
+KEPT = ("AMEM_CONFIG", "AMEM_CACHE_DIR")
+
+
 def isolate(mp: pytest.MonkeyPatch, config: Path) -> None:
     """No test reads the developer's own config or vault. The pipeline runs on its
     deterministic fallbacks (fast and exact); tests of a real or scripted model ask for theirs."""
     mp.setenv("AMEM_CONFIG", str(config))
-    for key in [k for k in os.environ if k.startswith("AMEM_") and k != "AMEM_CONFIG"]:
+    for key in [k for k in os.environ if k.startswith("AMEM_") and k not in KEPT]:
         mp.delenv(key)
     mp.setenv("AMEM_LLM", "none")
     mp.setenv("AMEM_SERVER", "off")  # no test leaves a background server behind; server tests ask for one
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _model_cache(tmp_path_factory):
+    """The ONNX export of the model: made once per test session, never in the developer's cache."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("AMEM_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    yield
+    mp.undo()
 
 
 @pytest.fixture(autouse=True)

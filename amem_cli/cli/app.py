@@ -39,7 +39,11 @@ def root(
     ] = None,
     embedder: Annotated[
         str | None,
-        typer.Option("--embedder", help="'sentence-transformers' (default) or 'fake' (hashing, for tests).", show_default=False),
+        typer.Option(
+            "--embedder",
+            help="'onnx' (default), 'sentence-transformers' (same vectors, slow start) or 'fake' (hashing, for tests).",
+            show_default=False,
+        ),
     ] = None,
     llm: Annotated[
         str | None,

@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 
 import pytest
+from conftest import KEPT
 from typer.testing import CliRunner
 
 from amem_cli import AgentMemory
@@ -51,7 +52,7 @@ def isolated_env(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("AMEM_CONFIG", str(tmp_path_factory.mktemp("config") / "config.toml"))
     for key in list(os.environ):
-        if key.startswith("AMEM_") and key != "AMEM_CONFIG":
+        if key.startswith("AMEM_") and key not in KEPT:
             mp.delenv(key)
     yield
     mp.undo()
@@ -88,7 +89,7 @@ def _stored_identity(vault) -> str | None:
 def test_default_embedder_is_the_real_one(isolated_env, tmp_path):
     from amem_cli.config import load_settings
 
-    assert load_settings(dir=str(tmp_path)).embedder == "sentence-transformers"
+    assert load_settings(dir=str(tmp_path)).embedder == "onnx"
 
 
 def test_index_records_model_identity(corpus_vault):
