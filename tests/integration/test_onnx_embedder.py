@@ -1,0 +1,176 @@
+"""The ONNX embedder against sentence-transformers on the real all-MiniLM-L6-v2: the same
+vectors and identity, a fresh process that never imports torch, and a cache that is reused
+and repaired. The model is exported once per test session (into the session's AMEM_CACHE_DIR)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from amem_cli import AgentMemory
+from amem_cli.cli.app import app
+from amem_cli.config import load_settings
+from amem_cli.container import Container
+from amem_cli.embed import onnx
+from amem_cli.embed.onnx import OnnxEmbedder, OnnxUnavailable, export_onnx, onnx_path
+from amem_cli.embed.sentence import SentenceTransformerEmbedder
+
+pytestmark = pytest.mark.integration
+
+IDENTITY = "sentence-transformers/all-MiniLM-L6-v2:384"
+HEAVY = ("torch", "sentence_transformers", "transformers")
+
+TEXTS = [
+    "How long should I cook spaghetti?",
+    "Python list comprehensions build a new list from an iterable in a single expression.",
+    "",
+    "   ",
+    ".",
+    "a",
+    "我喜欢在北京吃烤鸭，尤其是在冬天。",
+    "東京は日本の首都です。",
+    "Party time 🎉🚀🔥 with friends 👩‍👩‍👧",
+    "Ünïcödé àccents, ligatures ﬁ and ß",
+    "\ttabs\nand\r\nnewlines  everywhere\n",
+    # Over 256 tokens: both truncate at the model's max_seq_length.
+    " ".join(f"sentence {i} about the weather, the markets and the mountains." for i in range(80)),
+    "x" * 3000,
+]
+
+
+@pytest.fixture(scope="session")
+def cache_dir(_model_cache) -> Path:
+    return Path(os.environ["AMEM_CACHE_DIR"])
+
+
+@pytest.fixture(scope="session")
+def onnx_embedder(cache_dir) -> OnnxEmbedder:
+    """Exports the model into the session cache (the one export of the session)."""
+    embedder = OnnxEmbedder(cache_dir=cache_dir)
+    embedder.embed(["warm up"])
+    return embedder
+
+
+@pytest.fixture(scope="session")
+def st_embedder() -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder()
+
+
+def cosines(a, b) -> np.ndarray:
+    a, b = np.asarray(a), np.asarray(b)
+    return (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
+def test_same_vectors_as_sentence_transformers(onnx_embedder, st_embedder):
+    ours, theirs = onnx_embedder.embed(TEXTS), st_embedder.embed(TEXTS)
+    assert len(ours) == len(TEXTS) and all(len(v) == 384 for v in ours)
+    assert cosines(ours, theirs).min() >= 0.9999
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+
+
+def test_batching_and_padding_do_not_change_vectors(onnx_embedder, cache_dir):
+    small_batches = OnnxEmbedder(cache_dir=cache_dir, batch_size=3).embed(TEXTS)
+    one_by_one = [onnx_embedder.embed([t])[0] for t in TEXTS]
+    assert cosines(small_batches, one_by_one).min() >= 0.9999
+
+
+def test_identity_is_that_of_sentence_transformers(onnx_embedder, st_embedder):
+    assert onnx_embedder.identity == st_embedder.identity == IDENTITY
+    # And it needs no model loaded at all (read from the model folder).
+    assert OnnxEmbedder()._session is None and OnnxEmbedder().identity == IDENTITY
+
+
+def test_fresh_process_embeds_without_torch(onnx_embedder, tmp_path):
+    """The default embedder of a fresh process, cache warm: no torch, no export, nothing on stderr."""
+    probe = f"""
+import json, sys
+from amem_cli.config import load_settings
+from amem_cli.container import Container
+embedder = Container(load_settings(dir={str(tmp_path / "vault")!r}), create=True).embedder
+vector = embedder.embed(["how long should I cook noodles"])[0]
+print(json.dumps({{"kind": type(embedder).__name__, "identity": embedder.identity, "dims": len(vector),
+                  "heavy": [m for m in {HEAVY!r} if m in sys.modules]}}))
+"""
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stderr == ""
+    got = json.loads(res.stdout)
+    assert got == {"kind": "OnnxEmbedder", "identity": IDENTITY, "dims": 384, "heavy": []}
+
+
+def test_second_load_reuses_the_cache(onnx_embedder, cache_dir, monkeypatch, capfd):
+    path = onnx_path(cache_dir=cache_dir)
+    before = path.stat().st_mtime_ns
+    monkeypatch.setattr(onnx, "_export", lambda *a: pytest.fail("exported again"))
+    assert export_onnx(cache_dir=cache_dir) == path
+    assert OnnxEmbedder(cache_dir=cache_dir).embed(["again"])
+    assert path.stat().st_mtime_ns == before
+    assert capfd.readouterr().err == ""
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temp files left
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty"])
+def test_damaged_cache_file_is_exported_again(onnx_embedder, cache_dir, tmp_path, monkeypatch, capfd, damage):
+    good = onnx_path(cache_dir=cache_dir)
+    path = onnx_path(cache_dir=tmp_path)
+    path.parent.mkdir(parents=True)
+    data = good.read_bytes()
+    path.write_bytes({"truncated": data[: len(data) // 2], "garbage": b"not a model" * 100, "empty": b""}[damage])
+    exports = []
+    # A copy of the session's export stands in for torch (one real export per session).
+    monkeypatch.setattr(onnx, "_export", lambda layout, out: (exports.append(out), shutil.copyfile(good, out)))
+    vector = OnnxEmbedder(cache_dir=tmp_path).embed(["how long should I cook noodles"])
+    assert len(exports) == 1
+    assert path.read_bytes() == data
+    assert cosines(vector, onnx_embedder.embed(["how long should I cook noodles"])).min() >= 0.9999
+    assert capfd.readouterr().err.count("\n") == 1  # the one "preparing" line
+
+
+def test_failed_export_falls_back_in_one_line(st_embedder, tmp_path, monkeypatch, capfd):
+    def no_torch(layout, out):
+        raise ModuleNotFoundError("No module named 'torch'")
+
+    monkeypatch.setattr(onnx, "_export", no_torch)
+    with pytest.raises(OnnxUnavailable) as info:
+        OnnxEmbedder(cache_dir=tmp_path).embed(["noodles"])
+    assert "\n" not in info.value.message and "torch" in info.value.message
+
+    embedder = OnnxEmbedder(cache_dir=tmp_path, fallback=lambda: st_embedder)
+    assert embedder.embed(["noodles"]) == st_embedder.embed(["noodles"])
+    assert embedder.identity == IDENTITY
+    err = capfd.readouterr().err.splitlines()
+    assert err[-1].startswith("amem: cannot export") and err[-1].endswith("using sentence-transformers instead")
+    assert "Traceback" not in "\n".join(err)
+    assert not any(tmp_path.rglob("*.tmp"))
+
+
+def test_vectors_of_either_backend_share_one_index(onnx_embedder, vault):
+    """Stored by sentence-transformers, searched with the default (ONNX): no reindex needed."""
+    with AgentMemory(vault, embedder="sentence-transformers") as mem:
+        pasta = mem.add("To cook spaghetti, boil salted water, add the noodles and simmer them for nine minutes.")
+        mem.add("Through the telescope Saturn's rings and four of Jupiter's moons were clearly visible.")
+    with AgentMemory(vault) as mem:
+        assert isinstance(mem._c.embedder, OnnxEmbedder)
+        hits = mem.search("how long should I cook noodles", mode="semantic")
+        assert hits[0].note.id == pasta.id
+
+
+def test_embedder_choice(tmp_path):
+    def kind(**flags):
+        return type(Container(load_settings(dir=str(tmp_path), **flags), create=True).embedder).__name__
+
+    assert kind() == "OnnxEmbedder"
+    assert kind(embedder="sentence-transformers") == "SentenceTransformerEmbedder"
+    assert kind(embedder="fake") == "HashEmbedder"
+    res = CliRunner().invoke(app, ["--dir", str(tmp_path), "--embedder", "word2vec", "list"])
+    assert res.exit_code == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 2 and "unknown embedder 'word2vec'" in lines[0] and "'onnx' (default)" in lines[1]
