@@ -41,6 +41,12 @@ class ModelLayout:
     pad_id: int | None  # the model's own: position ids of some models (RoBERTa) depend on it
 
 
+def _one_line(exc: Exception) -> str:
+    """The first line of an error (torch and onnxruntime write whole pages)."""
+    text = str(exc).strip()
+    return f"{exc.__class__.__name__}: {text.splitlines()[0]}" if text else exc.__class__.__name__
+
+
 def _json(path: Path, default=None):
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else default
 
@@ -125,7 +131,7 @@ def export_onnx(model: str = DEFAULT_MODEL, cache_dir: str | Path | None = None,
         _export(read_layout(model), tmp)
         os.replace(tmp, target)
     except Exception as exc:
-        raise OnnxUnavailable(f"cannot export the embedding model to ONNX: {exc.__class__.__name__}: {exc}") from None
+        raise OnnxUnavailable(f"cannot export the embedding model to ONNX: {_one_line(exc)}") from None
     finally:
         tmp.unlink(missing_ok=True)
     return target
@@ -156,12 +162,17 @@ def _export(layout: ModelLayout, out: Path) -> None:
         def forward(self, *inputs):
             return self.model(**dict(zip(names, inputs)))[0]
 
-    example = torch.ones((2, 16), dtype=torch.long)
+    # A padded row in the example, so the trace keeps the attention mask (transformers may
+    # skip the mask when no token is padding, and tracing would bake that in).
+    ids = torch.ones((2, 16), dtype=torch.long)
+    mask = torch.ones_like(ids)
+    mask[1, 8:] = 0
+    example = {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)}
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # tracer and deprecation warnings, not the user's business
         torch.onnx.export(
             TokenEmbeddings(),
-            tuple(example for _ in names),
+            tuple(example[n] for n in names),
             str(out),
             dynamo=False,  # the TorchScript exporter needs only `onnx`, not onnxscript
             input_names=names,
@@ -252,7 +263,7 @@ class OnnxEmbedder:
                 session = _session(onnxruntime, path, layout.dims)
                 break
             except Exception as exc:  # a damaged cache file (a full disk, a bad copy): export once more
-                error = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+                error = _one_line(exc)
         else:
             raise OnnxUnavailable(f"onnxruntime cannot load {path}: {error}")
         tokenizer = Tokenizer.from_file(str(layout.transformer / "tokenizer.json"))
