@@ -48,8 +48,14 @@ class SentenceTransformerEmbedder:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             path = resolve_model_path(self.model_name)
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
+            try:
+                from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as transformers_logging
+            except ImportError as exc:  # also the onnx embedder's fallback, so it may be the last resort
+                raise AmemError(
+                    f"the embedding model needs sentence-transformers and torch ({exc})",
+                    hint="pip install sentence-transformers torch",
+                ) from None
 
             transformers_logging.disable_progress_bar()  # no "Loading weights" bar on every command
             self._model = SentenceTransformer(path, device="cpu")

@@ -174,3 +174,25 @@ def test_embedder_choice(tmp_path):
     assert res.exit_code == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 2 and "unknown embedder 'word2vec'" in lines[0] and "'onnx' (default)" in lines[1]
+
+
+def test_without_torch(onnx_embedder, run_amem, vault, tmp_path):
+    """A cached export is all the default embedder needs; without one and without torch,
+    the user gets what failed in one line each, never a traceback."""
+    shim = tmp_path / "shim" / "torch"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text("raise ImportError('torch is not installed (test)')\n")
+    env = {"PYTHONPATH": os.pathsep.join([str(shim.parent), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    res = run_amem("--dir", vault, "add", "Saturn has rings", env=env)
+    assert res.returncode == 0, res.stderr
+    assert res.stderr == ""
+
+    res = run_amem("--dir", vault, "add", "Jupiter has moons", env={**env, "AMEM_CACHE_DIR": str(tmp_path / "empty")})
+    assert res.returncode == 1
+    assert res.stderr.splitlines() == [
+        "amem: preparing the embedding model for fast start (once, ~20 s)",
+        "amem: cannot export the embedding model to ONNX: ImportError: torch is not installed (test); "
+        "using sentence-transformers instead",
+        "Error: the embedding model needs sentence-transformers and torch (torch is not installed (test))",
+        "Hint: pip install sentence-transformers torch",
+    ]
