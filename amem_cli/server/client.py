@@ -108,13 +108,19 @@ def start(settings) -> None:
 
 
 def wait_until_up(index_dir: Path, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    start = time.monotonic()
+    told = False
+    while time.monotonic() - start < timeout:
         try:
             if call(index_dir, {"op": "ping"}, timeout=2).get("ok"):
                 return True
         except (OSError, ValueError):
             pass
+        if not told and time.monotonic() - start > 2:
+            # The very first start also prepares the embedding model (~15 s, once).
+            print("amem: starting this vault's background server (`amem server logs` shows what it does)...",
+                  file=sys.stderr, flush=True)
+            told = True
         time.sleep(0.05)
     return False
 
