@@ -50,7 +50,7 @@ class Vault:
         if not self.root.is_dir():
             raise VaultError(f"{self.root} is not a folder", hint="pass --dir a folder")
         try:
-            self.index_dir.mkdir(exist_ok=True)
+            self.index_dir.mkdir(mode=0o700, exist_ok=True)  # the index and the server's socket: the owner's only
         except OSError as exc:
             raise VaultError(
                 f"cannot write to the vault {self.root}: {exc.strerror}",

@@ -119,6 +119,7 @@ def test_idle_timeout_socket_permissions_and_bad_requests(amem, vault, amem_cmd)
         sock = vault / ".amem" / "server.sock"
         assert _wait(lambda: sock.exists())
         assert stat.S_IMODE(sock.stat().st_mode) & 0o077 == 0  # owner only
+        assert stat.S_IMODE((vault / ".amem").stat().st_mode) & 0o077 == 0
         for bad in (b"not json\n", b'{"op": "run", "argv": "a string"}\n', b'{"op": "launch"}\n', b"[1, 2]\n"):
             with socket.socket(socket.AF_UNIX) as s:
                 s.connect(str(sock))
