@@ -43,7 +43,8 @@ class SearchService:
             raise UsageError(f"unknown fusion {self.settings.fusion!r}", hint=f"use one of: {', '.join(FUSIONS)}")
         # What a long-lived process (the server, the API) has already worked out.
         self._query_vectors: dict[str, list[float]] = {}  # the model does not change: never stale
-        self._results: OrderedDict[tuple, list[SearchHit]] = OrderedDict()
+        self._results: OrderedDict[tuple, list[tuple[str, float, dict]]] = OrderedDict()
+        self._speakers: tuple[tuple, dict[str, str]] = ((), {})  # (index generation, speakers)
 
     def search(
         self,
@@ -66,17 +67,20 @@ class SearchService:
         if mode != "keyword":
             self.indexer.flush_vectors()
         # A repeated search is answered from memory until anything is written to the index.
+        # (The ranking is kept, not the notes: each caller gets notes of its own.)
         key = (query, limit, mode, tuple(tags or ()), tuple(boxes or ()), since, until, self.index.generation())
         if key in self._results:
             self._results.move_to_end(key)
-            return copy.deepcopy(self._results[key])
-        hits = self._search(query, limit, mode, tags, boxes, since, until)
-        self._results[key] = copy.deepcopy(hits)
-        if len(self._results) > CACHED_RESULTS:
-            self._results.popitem(last=False)
-        return hits
+            ranked = self._results[key]
+        else:
+            ranked = self._results[key] = self._rank(query, limit, mode, tags, boxes, since, until)
+            if len(self._results) > CACHED_RESULTS:
+                self._results.popitem(last=False)
+        notes = self.index.get_many(i for i, _, _ in ranked)
+        return [SearchHit(notes[i], score, copy.deepcopy(sources)) for i, score, sources in ranked if i in notes]
 
-    def _search(self, query, limit, mode, tags, boxes, since, until) -> list[SearchHit]:
+    def _rank(self, query, limit, mode, tags, boxes, since, until) -> list[tuple[str, float, dict]]:
+        """The best `limit` ids, each with its fused score and what each list said of it."""
         s = self.settings
         where, params = self.index.filter_sql(tags=tags, boxes=boxes, since=since, until=until)
         allowed = {r[0] for r in self.index.db.execute(f"SELECT id FROM notes {where}", params)} if where else None
@@ -96,9 +100,7 @@ class SearchService:
             lists = {"graph": graph} if mode == "graph" else {**lists, "graph": graph}
 
         fused = fuse(lists, weights=s.weights)[: max(depth, limit)]
-        fused = self._diversify(self._boost_named(query, fused))[:limit]
-        notes = self.index.get_many(i for i, _, _ in fused)
-        return [SearchHit(notes[i], score, sources) for i, score, sources in fused if i in notes]
+        return self._diversify(self._boost_named(query, fused))[:limit]
 
     def _semantic(self, query: str, depth: int, allowed: set[str] | None) -> list[tuple[str, float]]:
         vector = self._query_vectors.get(query)
@@ -124,7 +126,10 @@ class SearchService:
         boost = self.settings.name_boost
         if boost <= 0:
             return fused
-        speakers = self.index.speakers()
+        generation = self.index.generation()
+        if self._speakers[0] != generation:
+            self._speakers = (generation, self.index.speakers())
+        speakers = self._speakers[1]
         named = [speakers[w] for w in words(query) if w in speakers]
         by_named = self.index.speaker_notes(named, (i for i, _, _ in fused))
         if not by_named:
