@@ -80,7 +80,7 @@ class _ThreadStdin(_ThreadStream):
         return iter(self.readline, "")
 
 
-class _Turn:
+class Turn:
     """One thread at a time uses the container (one SQLite connection, one Chroma
     view). The worker gives its turn up while the model generates, so a search never
     waits for an LLM call."""
@@ -113,11 +113,11 @@ class _Turn:
             self._owner = threading.get_ident()
 
 
-class _PausingLLM:
+class PausingLLM:
     """The container's LLM, called with the turn given up (unless the vault's write lock
     is held: another thread could not write anyway, and would wait for us)."""
 
-    def __init__(self, llm, turn: _Turn, vault):
+    def __init__(self, llm, turn: Turn, vault):
         self._llm, self._turn, self._vault = llm, turn, vault
 
     @property
@@ -142,7 +142,7 @@ class Server:
         self.container = Container(settings)
         self.index_dir = self.container.vault.index_dir
         self.socket = socket_path(self.index_dir)
-        self.turn = _Turn()
+        self.turn = Turn()
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.last_request = time.monotonic()
@@ -164,7 +164,7 @@ class Server:
             c.embedder.embed(["warm up"])  # load the model before the first request
             c.indexer.vectors().count()  # and the vector store's client, which writes need
         real_llm = c.llm
-        c.llm = _PausingLLM(real_llm, self.turn, c.vault)
+        c.llm = PausingLLM(real_llm, self.turn, c.vault)
         server = self._listen()
         threads = [threading.Thread(target=f, daemon=True, name=n) for f, n in
                    ((self._work, "amem-worker"), (self._watch_idle, "amem-idle"))]
