@@ -21,7 +21,7 @@ GLOBAL_OPTIONS = {"--dir": True, "-d": True, "--embedder": True, "--llm": True, 
 # Commands worth starting a server for: they load a model.
 STARTS_SERVER = {"add", "search", "context", "process", "evolve", "import", "ingest"}
 # Commands that never go through a server: they are the server, or need this terminal.
-LOCAL_ONLY = {"serve", "server", "edit", "init"}
+LOCAL_ONLY = {"serve", "server", "edit", "init", "mcp"}
 START_TIMEOUT = 60.0  # seconds a starting server may take before the CLI works alone
 
 

@@ -1,0 +1,275 @@
+"""amem as an MCP server (`amem mcp`): the vault's notes, for agents, over stdio.
+
+One long-lived container serves every call. The SDK runs each tool in a thread of its
+own, so the tools take turns on the container (one SQLite connection, one Chroma view).
+A note added here is stored, indexed and acknowledged at once; a background thread then
+builds, links and evolves it from the vault's queue, as the warm server does, giving
+its turn up while the model writes (~15 s a note with the default model), so a search
+never waits for it. A job leaves the queue only once done: a stopped server loses none.
+
+Nothing but the protocol may reach stdout: while it serves, the SDK points file
+descriptor 1 at stderr, so stray prints and native libraries' output land in the log.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.types import Resource
+from pydantic import BaseModel, Field
+
+from . import __version__
+from .container import Container
+from .errors import AmemError, NotFoundError
+from .llm.fake import NoLLM
+from .server.daemon import PausingLLM, Turn
+from .services.context import build_context as context_block
+from .services.context import fit
+from .services.search import MODES
+
+log = logging.getLogger("amem.mcp")
+
+INSTRUCTIONS = (
+    "Long-term memory in a folder of Markdown notes. Call search_memory (or build_context) "
+    "before answering from past knowledge; call add_memory to remember a fact, decision or "
+    "event worth keeping, one idea per note. Notes are also resources: amem://note/{id}."
+)
+
+
+class NoteOut(BaseModel):
+    """A note as stored: its text and what amem knows of it."""
+
+    id: str
+    content: str
+    keywords: list[str]
+    tags: list[str]
+    context: str = Field(description="One sentence: the note's topic and purpose.")
+    created_at: str | None
+    updated_at: str | None
+    links: list[str] = Field(description="Ids of related notes this note links to.")
+    backlinks: list[str] = Field(description="Ids of notes that link to this one.")
+    previous: str | None = Field(description="The note just before this one in a sequence (a conversation).")
+    next: str | None = Field(description="The note just after this one in a sequence.")
+    boxes: list[str] = Field(description="The topic boxes the note is filed in.")
+    metadata: dict[str, Any]
+
+
+class AddedNote(NoteOut):
+    pending: bool = Field(
+        description="True while the model's work on the note (keywords, tags, context, links) is queued; "
+        "get_note shows the result once it is done."
+    )
+
+
+class Hit(BaseModel):
+    id: str
+    score: float = Field(description="Fused relevance; higher is better.")
+    content: str
+    context: str
+    tags: list[str]
+    created_at: str | None
+
+
+class Box(BaseModel):
+    box: str
+    notes: int = Field(description="How many notes the box holds.")
+
+
+class _Worker:
+    """Does the queued model work of added notes, one note per turn, until stopped."""
+
+    def __init__(self, c: Container, turn: Turn):
+        self.c, self.turn = c, turn
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="amem-mcp-worker", daemon=True)
+
+    def start(self) -> None:
+        self.wake.set()  # jobs left queued by an earlier run
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.wake.set()
+        self.thread.join(timeout=30)  # the note in hand is finished; the rest stay queued
+
+    def _run(self) -> None:
+        try:
+            with self.turn.held():  # load the embedder and the vector store before the first call needs them
+                self.c.embedder.embed(["warm up"])
+                self.c.indexer.vectors().count()
+        except Exception:  # the first call that needs them will say what is wrong
+            log.exception("warming up failed")
+        ok = True
+        while not self.stopping.is_set():
+            # Every 5 s for jobs queued by other processes; after a failure (a model that
+            # will not load), not before the next add.
+            self.wake.wait(timeout=5 if ok else None)
+            self.wake.clear()
+            ok = self._work()
+
+    def _work(self) -> bool:
+        """Work the queue until it is empty (True) or a job fails (False: it stays queued)."""
+        while not self.stopping.is_set():
+            try:
+                with self.turn.held():
+                    self.c.indexer.flush_vectors()
+                    if not self.c.notes.pipeline.process(limit=1):
+                        return True
+            except AmemError as exc:
+                log.error("queued work failed: %s%s", exc.message, f" ({exc.hint})" if exc.hint else "")
+                return False
+            except Exception:
+                log.exception("queued work failed")
+                return False
+        return True
+
+
+class _Server(MCPServer):
+    """MCPServer, with every note listed as a resource (the SDK lists only fixed ones)."""
+
+    def __init__(self, list_notes: Callable[[], list[Resource]], *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._list_notes = list_notes
+
+    async def list_resources(self) -> list[Resource]:
+        return [*await super().list_resources(), *await anyio.to_thread.run_sync(self._list_notes)]
+
+
+def build(c: Container, turn: Turn, wake: threading.Event) -> MCPServer:
+    """The MCP server's tools and resources over the container `c`."""
+
+    def list_notes() -> list[Resource]:
+        with turn.held():
+            c.indexer.sync()
+            notes = c.index.list_notes()
+        return [
+            Resource(uri=f"amem://note/{n.id}", name=n.id, title=_first_line(n.content),
+                     description=n.context or None, mime_type="text/markdown")
+            for n in notes
+        ]
+
+    mcp = _Server(list_notes, "amem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    def guarded(fn: Callable) -> Callable:
+        """Run a tool in its turn; any failure becomes an MCP tool error (is_error), one
+        line and a hint as on the command line, and the server carries on."""
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                with turn.held():
+                    try:
+                        return fn(*args, **kwargs)
+                    finally:
+                        _log_problems(c)
+            except AmemError as exc:
+                raise ToolError(exc.message + (f" (hint: {exc.hint})" if exc.hint else "")) from None
+            except Exception as exc:
+                log.exception("tool %s failed", fn.__name__)
+                raise ToolError(f"internal error: {exc.__class__.__name__}: {exc}") from None
+
+        return call
+
+    @mcp.tool()
+    @guarded
+    def add_memory(
+        content: Annotated[str, Field(description="The memory: one fact, decision, event or idea, in plain words.")],
+        keywords: Annotated[list[str] | None, Field(description="Key terms (left out: the model picks them).")] = None,
+        tags: Annotated[list[str] | None, Field(description="Category tags (left out: the model picks them).")] = None,
+        context: Annotated[str | None, Field(description="One sentence on its topic and purpose (left out: the model writes it).")] = None,
+        created_at: Annotated[str | None, Field(description="When it happened, ISO 8601 (default: now).")] = None,
+    ) -> AddedNote:
+        """Remember something: store it as a new note. Returns at once with the note's id;
+        the model then fills in what was left out and links it to related notes."""
+        note = c.notes.add(content, keywords=keywords, tags=tags, context=context, created_at=created_at, defer=True)
+        wake.set()
+        return AddedNote(**note.to_dict(), pending=True)
+
+    @mcp.tool()
+    @guarded
+    def search_memory(
+        query: Annotated[str, Field(description="What to look for, in your own words.")],
+        limit: Annotated[int, Field(ge=1, le=100, description="At most this many hits.")] = 5,
+        mode: Annotated[
+            Literal[MODES], Field(description="hybrid (words, meaning and links), semantic, keyword or graph.")
+        ] = "hybrid",
+        tags: Annotated[list[str] | None, Field(description="Only notes with all these tags.")] = None,
+        boxes: Annotated[list[str] | None, Field(description="Only notes in all these boxes.")] = None,
+    ) -> list[Hit]:
+        """Find notes by meaning and by words, best first."""
+        hits = c.search.search(query, limit=limit, mode=mode, tags=tags, boxes=boxes)
+        return [Hit.model_validate(h.to_dict()) for h in hits]
+
+    @mcp.tool()
+    @guarded
+    def get_note(id: Annotated[str, Field(description="The note's id (from search_memory or add_memory).")]) -> NoteOut:
+        """One note in full: text, keywords, tags, context, links, sequence, boxes."""
+        return NoteOut.model_validate(c.notes.get(id).to_dict())
+
+    @mcp.tool()
+    @guarded
+    def build_context(
+        query: Annotated[str, Field(description="What you are working on, in your own words.")],
+        max_tokens: Annotated[int, Field(ge=1, description="Budget for the whole block (about 4 characters a token).")] = 2000,
+        top_k: Annotated[int, Field(ge=1, le=100, description="At most this many notes.")] = 10,
+    ) -> str:
+        """A prompt-ready block of the best notes for the query (each with its id, date,
+        context, keywords and links), whole notes only, within max_tokens."""
+        hits = c.search.search(query, limit=top_k)
+        return context_block(fit((h.note for h in hits), max_tokens))
+
+    @mcp.tool()
+    @guarded
+    def list_boxes() -> list[Box]:
+        """The topic boxes notes are filed in, with how many notes each holds."""
+        c.indexer.sync()
+        return [Box(box=box, notes=n) for box, n in c.index.boxes()]
+
+    @mcp.resource("amem://note/{id}", name="note", mime_type="text/markdown",
+                  description="A note's Markdown file: YAML frontmatter, then its text.")
+    def note_file(id: str) -> str:
+        try:
+            with turn.held():
+                c.notes.get(id)  # brings the index up to date with the file first
+                return c.vault.read_bytes(c.notes.path_of(id)).decode("utf-8")
+        except NotFoundError as exc:
+            raise ResourceNotFoundError(exc.message) from None
+        except AmemError as exc:
+            raise ResourceError(exc.message) from None
+
+    return mcp
+
+
+def serve(c: Container) -> None:
+    """Serve the vault over stdio until the client hangs up."""
+    turn = Turn()
+    c.indexer.watch()  # edits by others are seen within ~0.05 s, without rescanning the vault
+    if not isinstance(c.llm, NoLLM):  # the pipeline tells "no model" by its type
+        c.llm = PausingLLM(c.llm, turn, c.vault)
+    worker = _Worker(c, turn)
+    server = build(c, turn, worker.wake)
+    worker.start()
+    try:
+        server.run("stdio")
+    finally:
+        worker.stop()
+
+
+def _log_problems(c: Container) -> None:
+    """Note files that could not be read (bad frontmatter): said once, on stderr."""
+    for problem in dict.fromkeys(c.indexer.problems):
+        log.warning("%s", problem)
+    c.indexer.problems.clear()
+
+
+def _first_line(text: str, width: int = 80) -> str:
+    line = text.strip().split("\n", 1)[0]
+    return line if len(line) <= width else line[: width - 1] + "…"

@@ -1,0 +1,124 @@
+"""`amem mcp`: the vault served to an MCP client over stdio, through the SDK's own client."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+
+TOOLS = {"add_memory", "search_memory", "get_note", "build_context", "list_boxes"}
+
+
+def test_mcp_over_stdio(vault, tmp_path, amem_cmd):
+    params = StdioServerParameters(
+        command=amem_cmd[0],
+        args=[*amem_cmd[1:], "--dir", str(vault), "--embedder", "fake", "mcp"],
+        env={**os.environ, "AMEM_LLM": "none", "AMEM_EMBEDDER": "fake"},
+    )
+    log = tmp_path / "server-stderr.log"
+
+    async def session_run() -> None:
+        with log.open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+
+                tools = {t.name: t for t in (await s.list_tools()).tools}
+                assert set(tools) == TOOLS
+                search_schema = tools["search_memory"].input_schema
+                assert search_schema["required"] == ["query"]
+                assert search_schema["properties"]["mode"]["enum"] == ["hybrid", "semantic", "keyword", "graph"]
+                assert search_schema["properties"]["query"]["description"]
+                assert tools["add_memory"].output_schema["properties"]["pending"]
+
+                tea = await s.call_tool("add_memory", {"content": "Alice prefers tea over coffee.", "tags": ["people"]})
+                assert not tea.is_error
+                tea = tea.structured_content
+                assert tea["tags"] == ["people"] and tea["pending"] is True
+                deploy = await s.call_tool(
+                    "add_memory", {"content": "The deploy key lives in the team vault.", "keywords": ["deploy key"]}
+                )
+                deploy = deploy.structured_content
+
+                found = await s.call_tool("search_memory", {"query": "what does Alice drink? tea", "limit": 2})
+                assert not found.is_error
+                hits = found.structured_content["result"]
+                assert hits[0]["id"] == tea["id"] and hits[0]["content"] == "Alice prefers tea over coffee."
+                assert {"id", "score", "content", "context", "tags", "created_at"} <= set(hits[0])
+                keyword = await s.call_tool("search_memory", {"query": "deploy key", "mode": "keyword"})
+                assert keyword.structured_content["result"][0]["id"] == deploy["id"]
+
+                note = (await s.call_tool("get_note", {"id": deploy["id"]})).structured_content
+                assert note["content"] == "The deploy key lives in the team vault." and note["keywords"] == ["deploy key"]
+
+                context = await s.call_tool("build_context", {"query": "Alice tea", "max_tokens": 500})
+                assert f"[{tea['id']}]" in context.content[0].text
+
+                # The background worker files the notes in boxes (deterministically, without a model).
+                for _ in range(100):
+                    boxes = (await s.call_tool("list_boxes", {})).structured_content["result"]
+                    if boxes:
+                        break
+                    await asyncio.sleep(0.05)
+                assert all(set(b) == {"box", "notes"} and b["notes"] >= 1 for b in boxes) and boxes
+
+                listed = {str(r.uri) for r in (await s.list_resources()).resources}
+                assert {f"amem://note/{tea['id']}", f"amem://note/{deploy['id']}"} <= listed
+                read = await s.read_resource(f"amem://note/{tea['id']}")
+                assert read.contents[0].mime_type == "text/markdown"
+                assert read.contents[0].text == (vault / f"{tea['id']}.md").read_text(encoding="utf-8")
+
+                # Errors come back as MCP errors; the session carries on.
+                missing = await s.call_tool("get_note", {"id": "20990101T000000000-none"})
+                assert missing.is_error and "no note with the id 20990101T000000000-none" in missing.content[0].text
+                assert "hint:" in missing.content[0].text
+                empty = await s.call_tool("add_memory", {"content": "   "})
+                assert empty.is_error and "the note is empty" in empty.content[0].text
+                bad_mode = await s.call_tool("search_memory", {"query": "tea", "mode": "psychic"})
+                assert bad_mode.is_error and "mode" in bad_mode.content[0].text
+                try:
+                    await s.read_resource("amem://note/20990101T000000000-none")
+                    raise AssertionError("reading an unknown note should fail")
+                except MCPError as exc:
+                    assert "no note with the id" in str(exc)
+                again = await s.call_tool("get_note", {"id": tea["id"]})
+                assert not again.is_error and again.structured_content["id"] == tea["id"]
+
+    asyncio.run(session_run())
+    assert "Traceback" not in log.read_text()
+
+
+def test_unexpected_errors_are_tool_errors(vault, monkeypatch):
+    """A bug inside a tool is reported to the client as an error, and the server goes on."""
+    import threading
+
+    from mcp import Client
+
+    from amem_cli.config import load_settings
+    from amem_cli.container import Container
+    from amem_cli.mcp_server import build
+    from amem_cli.server.daemon import Turn
+
+    c = Container(load_settings(dir=str(vault), embedder="fake"))
+    server = build(c, Turn(), threading.Event())
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    async def run() -> None:
+        async with Client(server) as client:
+            added = await client.call_tool("add_memory", {"content": "Kept through a failing search."})
+            assert not added.is_error
+            with monkeypatch.context() as m:
+                m.setattr(c.search, "search", broken)
+                failed = await client.call_tool("search_memory", {"query": "kept"})
+            assert failed.is_error and "internal error: RuntimeError: boom" in failed.content[0].text
+            found = await client.call_tool("search_memory", {"query": "kept"})
+            assert found.structured_content["result"][0]["id"] == added.structured_content["id"]
+
+    try:
+        asyncio.run(run())
+    finally:
+        c.close()
