@@ -163,8 +163,10 @@ class Server:
             c.indexer.sync()
             c.embedder.embed(["warm up"])  # load the model before the first request
             c.indexer.vectors().count()  # and the vector store's client, which writes need
-        real_llm = c.llm
-        c.llm = PausingLLM(real_llm, self.turn, c.vault)
+        from ..llm.fake import NoLLM
+
+        if not isinstance(c.llm, NoLLM):  # the pipeline tells "no model" by its type
+            c.llm = PausingLLM(c.llm, self.turn, c.vault)
         server = self._listen()
         threads = [threading.Thread(target=f, daemon=True, name=n) for f, n in
                    ((self._work, "amem-worker"), (self._watch_idle, "amem-idle"))]
