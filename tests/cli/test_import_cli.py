@@ -208,3 +208,13 @@ def test_api_defer(vault, tmp_path):
     with AgentMemory(vault, embedder="fake") as mem:
         report = mem.import_file(path, defer=True)
         assert mem.process() == report.ids
+
+
+def test_one_markdown_file_and_a_folder_inside_the_vault(run, vault, tmp_path):
+    (tmp_path / "one.md").write_text("A single Markdown file\n", encoding="utf-8")
+    res = run("import", str(tmp_path / "one.md"))
+    assert res.exit_code == 0, res.output
+    assert list(notes_by_source(vault)) == [f"{tmp_path.name}/one.md"]
+    (vault / "sub").mkdir()
+    res = run("import", str(vault / "sub"))
+    assert res.exit_code == 2 and "in the vault already" in res.stderr
