@@ -12,6 +12,7 @@ from .container import Container
 from .llm.base import LLM
 from .models import Note
 from .services.context import build_context
+from .services.importer import ImportReport
 from .services.notes import NoteService
 
 
@@ -106,6 +107,12 @@ class AgentMemory:
     def add_many(self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False) -> list[Note]:
         """Add notes that arrive together (a conversation, a transcript), chained in order."""
         return self._c.notes.add_many(items, after=after, defer=defer)
+
+    def import_file(self, path: str | Path, *, defer: bool = False) -> ImportReport:
+        """Import a JSONL file (one note a line; '-' reads standard input) or a folder of
+        Markdown files. Bad lines are skipped and listed in `report.problems`; lines
+        imported before are skipped too (`report.duplicates`). `report.ids`: the new notes."""
+        return self._c.importer.import_path(path, defer=defer)
 
     def process(self, limit: int | None = None) -> list[str]:
         """Do the deferred work (construction, links, evolution); returns the notes done."""

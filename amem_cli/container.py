@@ -10,6 +10,7 @@ from .embed.base import Embedder
 from .index.sqlite import SqliteIndex
 from .index.vectors import VectorIndex
 from .llm.base import LLM
+from .services.importer import Importer
 from .services.indexer import Indexer
 from .services.notes import NoteService
 from .services.search import RetrievalSettings, SearchService
@@ -81,6 +82,10 @@ class Container:
             PipelineSettings(link_k=s.link_k, link_threshold=s.link_threshold, max_links=s.max_links, max_boxes=s.max_boxes),
         )
         return notes
+
+    @cached_property
+    def importer(self) -> Importer:
+        return Importer(self.notes)
 
     @cached_property
     def search(self) -> SearchService:

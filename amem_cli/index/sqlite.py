@@ -226,6 +226,12 @@ class SqliteIndex:
         marks = ",".join("?" for _ in ids)
         return {r[0] for r in self.db.execute(f"SELECT id FROM notes WHERE id IN ({marks})", ids)} if ids else set()
 
+    def notes_by_metadata(self, key: str) -> dict[str, str]:
+        """{value: note id} for the notes whose metadata holds a string under `key`."""
+        path = '$."' + key.replace('"', "") + '"'
+        sql = "SELECT json_extract(metadata, ?), id FROM notes WHERE json_type(metadata, ?) = 'text'"
+        return dict(self.db.execute(sql, [path, path]).fetchall())
+
     def ids(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM notes ORDER BY id")]
 

@@ -133,3 +133,16 @@ def test_idle_timeout_socket_permissions_and_bad_requests(amem, vault, amem_cmd)
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_import_through_the_server_reads_relative_paths_and_stdin(amem, vault, amem_cmd, tmp_path):
+    (tmp_path / "talk.jsonl").write_text('{"content": "walruses sleep in the water"}\nnot json\n', encoding="utf-8")
+    res = subprocess.run([*amem_cmd, "import", "talk.jsonl"], cwd=tmp_path, capture_output=True, text=True,
+                         env={**os.environ, **SERVER, "AMEM_DIR": str(vault)}, timeout=60)
+    assert res.returncode == 1 and "talk.jsonl:2: not JSON" in res.stderr
+    assert res.stdout.strip() == "imported 1 note, skipped 1 (see above)"
+    piped = subprocess.run([*amem_cmd, "import", "-", "--json"], input='{"content": "a piped walrus"}\n',
+                           capture_output=True, text=True, env={**os.environ, **SERVER, "AMEM_DIR": str(vault)}, timeout=60)
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["imported"] == 1
+    assert _status(amem)["requests"] >= 2

@@ -1,0 +1,61 @@
+"""Bringing notes in from elsewhere: import."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..app import command, container
+from ..options import JsonOpt
+from ..output import console, err_console, escape, print_json, warn
+
+
+@command("import")
+def import_(
+    ctx: typer.Context,
+    path: Annotated[
+        str,
+        typer.Argument(help="A JSONL file (one note a line; '-' reads standard input) or a folder of Markdown files.",
+                       show_default=False),
+    ],
+    defer: Annotated[
+        bool, typer.Option("--defer", help="Store the notes now; queue the model's work for `amem process`.")
+    ] = False,
+    batch: Annotated[int, typer.Option("--batch", min=1, help="Notes written, embedded and linked together.")] = 256,
+    json_output: JsonOpt = False,
+) -> None:
+    """Import notes from a JSONL file or a folder of Markdown files.
+
+    A JSONL line holds `content` and optionally `keywords`, `tags`, `context`,
+    `created_at` and `metadata`; the lines of a file are chained as a sequence. Bad lines
+    are reported and skipped (exit status 1). Lines imported before are skipped, so
+    importing a file again adds only what is new."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    c = container(ctx)
+    stderr = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=stderr, disable=not stderr.is_terminal, transient=True) as bar:
+        task = bar.add_task("Importing", total=None)
+        report = c.importer.import_path(
+            path, defer=defer, batch=batch, progress=lambda done, total: bar.update(task, completed=done, total=total)
+        )
+    for problem in report.problems:
+        err_console.print(escape(problem))
+    for warning in report.warnings:
+        warn(warning)
+    if json_output:
+        print_json(report.to_dict())
+    else:
+        n = len(report.ids)
+        summary = [f"imported {n} note{'' if n == 1 else 's'}"]
+        if report.skipped:
+            summary.append(f"skipped {report.skipped} (see above)")
+        if report.duplicates:
+            summary.append(f"skipped {report.duplicates} already imported")
+        queued = " (their model work is queued: run `amem process`)" if defer and report.ids else ""
+        console.print(", ".join(summary) + queued)
+    if report.skipped:
+        raise typer.Exit(1)

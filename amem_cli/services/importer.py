@@ -1,0 +1,265 @@
+"""Batch import: a JSONL file (one note a line) or a folder of Markdown files.
+
+Notes go in through `NoteService.add_notes` in batches, so each batch is one SQLite
+transaction, one embedding call and one vector write, and the pipeline (or, with
+`defer`, the queue) sees the whole batch. A JSONL file is one sequence: its notes are
+chained in order, across batches too. A folder is not: its files have no order of their
+own (names sort, but rarely by time), so each file becomes a note on its own.
+
+Each note records where it came from in `metadata.source` (`chat.jsonl#L12`,
+`notes/idea.md`; a `source` the note's own metadata gives is kept) and a hash of that
+source and its content in `metadata.source_hash`. Importing the same file again skips
+the lines whose hash is already in the vault, and continues the sequence after them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from ..errors import AmemError, NotFoundError, UsageError
+from ..models import Note
+from ..store import Vault, content_hash
+from .indexer import Indexer
+from .notes import NOTE_FIELDS, NoteService
+
+BATCH = 256
+SOURCE_HASH = "source_hash"
+
+# A line or file as read: (where it is, for messages; its source, for metadata; the
+# note's fields, or a message "where: what is wrong").
+_Entry = tuple[str, str, "dict[str, Any] | str"]
+
+
+@dataclass
+class ImportReport:
+    ids: list[str] = field(default_factory=list)  # the notes imported, in order
+    skipped: int = 0  # lines or files that could not be imported (see `problems`)
+    duplicates: int = 0  # imported before, so left alone
+    problems: list[str] = field(default_factory=list)  # "path:line: what is wrong", one per skipped
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "imported": len(self.ids),
+            "skipped": self.skipped,
+            "duplicates": self.duplicates,
+            "ids": list(self.ids),
+            "problems": list(self.problems),
+            "warnings": list(self.warnings),
+        }
+
+
+class Importer:
+    def __init__(self, notes: NoteService):
+        self.notes = notes
+
+    def import_path(
+        self,
+        path: str | Path,
+        *,
+        defer: bool = False,
+        batch: int = BATCH,
+        progress: Callable[[int, int | None], None] | None = None,
+    ) -> ImportReport:
+        """Import a JSONL file ('-': standard input) or a folder of Markdown files.
+        Bad lines and files are reported and skipped; the rest is imported."""
+        if batch < 1:
+            raise UsageError("the batch size must be at least 1")
+        report = ImportReport()
+        entries, total, chain = self._entries(path, report)
+        return self._run(entries, total, chain, report, defer=defer, batch=batch, progress=progress)
+
+    def _entries(self, path: str | Path, report: ImportReport) -> tuple[Iterator[_Entry], int | None, bool]:
+        """What to import, how many entries there are (if known), and whether they are a sequence."""
+        if str(path) == "-":
+            return _jsonl(getattr(sys.stdin, "buffer", sys.stdin), "<stdin>", "stdin", report), None, True
+        path = Path(path).expanduser()
+        if path.is_dir():
+            root = self.notes.vault.root
+            if path.resolve().is_relative_to(root):
+                raise UsageError(f"the notes in {path} are in the vault already", hint="see `amem status`")
+            # As the vault finds its notes (no hidden folders, no symlinks out), less any in this vault.
+            names = sorted(rel for rel in Vault(path).scan() if not (path / rel).resolve().is_relative_to(root))
+            return _markdown_files(path, names), len(names), False
+        if not path.is_file():
+            raise NotFoundError(
+                f"no file or folder at {path}", hint="give a .jsonl file, '-' for standard input, or a folder of .md files"
+            )
+        if path.suffix == ".md":
+            return _markdown_files(path.parent, [path.name]), 1, False
+        with open(path, "rb") as fh:
+            total = sum(1 for line in fh if line.strip())
+        return _jsonl_file(path, report), total, True
+
+    def _run(
+        self,
+        entries: Iterable[_Entry],
+        total: int | None,
+        chain: bool,
+        report: ImportReport,
+        *,
+        defer: bool,
+        batch: int,
+        progress: Callable[[int, int | None], None] | None,
+    ) -> ImportReport:
+        self.notes.indexer.sync()
+        known = self.notes.index.notes_by_metadata(SOURCE_HASH)  # one query, not one per line
+        pending: list[Note] = []
+        after: str | None = None  # the sequence so far ends with this note
+        done = 0
+        if progress:
+            progress(done, total)
+
+        def flush() -> None:
+            nonlocal after
+            if pending:
+                added = self.notes.add_notes(pending, chain=chain, after=after, defer=defer)
+                report.ids.extend(n.id for n in added)
+                after = added[-1].id if chain else None
+                pending.clear()
+            if progress:
+                progress(done, total)
+
+        for done, (where, source, item) in enumerate(entries, 1):
+            if isinstance(item, str):
+                report.skipped += 1
+                report.problems.append(item)
+                continue
+            try:
+                note = _build(source, item)
+            except AmemError as exc:
+                report.skipped += 1
+                report.problems.append(f"{where}: {exc.message}")
+                continue
+            existing = known.get(note.metadata[SOURCE_HASH])
+            if existing is not None:
+                report.duplicates += 1
+                if chain:  # the notes after it continue the sequence from it
+                    flush()
+                    after = existing
+                continue
+            pending.append(note)
+            if len(pending) >= batch:
+                flush()
+        flush()
+        return report
+
+
+def _build(source: str, fields: dict[str, Any]) -> Note:
+    fields = dict(fields)
+    extra = fields.pop("extra", {})
+    note = NoteService.build(fields.pop("content"), **fields)
+    note.extra = extra
+    note.metadata.setdefault("source", source)
+    note.metadata[SOURCE_HASH] = content_hash(f"{source}\n{note.content}".encode("utf-8"))[:16]
+    return note
+
+
+# -- JSONL ------------------------------------------------------------------
+
+_LISTS = ("keywords", "tags", "boxes")
+
+
+def _jsonl_file(path: Path, report: ImportReport) -> Iterator[_Entry]:
+    with open(path, "rb") as fh:
+        yield from _jsonl(fh, str(path), path.name, report)
+
+
+def _jsonl(stream: BinaryIO, where: str, name: str, report: ImportReport) -> Iterator[_Entry]:
+    """One entry per non-blank line; an unknown field is ignored, with one warning per name."""
+    unknown: set[str] = set()
+    for n, raw in enumerate(stream, 1):
+        at = f"{where}:{n}"
+        try:
+            line = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
+        except UnicodeDecodeError:
+            yield at, "", f"{at}: not UTF-8 text"
+            continue
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield at, "", f"{at}: not JSON ({exc.msg} at column {exc.colno})"
+            continue
+        if not isinstance(obj, dict):
+            yield at, "", f"{at}: not a JSON object but {_json_type(obj)}"
+            continue
+        for key in sorted(set(obj) - set(NOTE_FIELDS) - unknown):
+            unknown.add(key)
+            report.warnings.append(f"{at}: unknown field {key!r} ignored (on every line)")
+        fields = {k: v for k, v in obj.items() if k in NOTE_FIELDS}
+        problem = _type_problem(fields)
+        yield at, f"{name}#L{n}", f"{at}: {problem}" if problem else fields
+
+
+def _type_problem(obj: dict[str, Any]) -> str | None:
+    """What is wrong with the fields' JSON types, if anything (NoteService.build checks their values)."""
+    content = obj.get("content")
+    if content is None:
+        return "no 'content'"
+    if not isinstance(content, str):
+        return f"'content' must be a string, not {_json_type(content)}"
+    if not content.strip():
+        return "'content' is empty"
+    for key in _LISTS:
+        value = obj.get(key)
+        if value is not None and not isinstance(value, str) and not (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ):
+            return f"'{key}' must be a list of strings"
+    for key, kind, name in (("context", str, "a string"), ("created_at", str, "a date string"),
+                            ("metadata", dict, "an object")):
+        if obj.get(key) is not None and not isinstance(obj[key], kind):
+            return f"'{key}' must be {name}, not {_json_type(obj[key])}"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    for kind, name in ((bool, "true/false"), (str, "a string"), (int, "a number"), (float, "a number"),
+                       (list, "a list"), (dict, "an object")):
+        if isinstance(value, kind):
+            return name
+    return "null"
+
+
+# -- Markdown ---------------------------------------------------------------
+
+# Frontmatter keys read as the creation date besides amem's own `created`.
+_DATE_KEYS = ("created_at", "date")
+
+
+def _markdown_files(folder: Path, names: list[str]) -> Iterator[_Entry]:
+    """One entry per file: the body is the content; frontmatter, if any, gives the rest
+    (amem's own keys; others are kept as they are). No date given: the file's mtime."""
+    name = folder.resolve().name
+    for rel in names:
+        path = folder / rel
+        at = str(path)
+        source = f"{name}/{rel}" if name else rel
+        try:
+            data = path.read_bytes()
+            mtime = path.stat().st_mtime
+        except OSError as exc:
+            yield at, source, f"{at}: cannot read it: {exc.strerror}"
+            continue
+        parsed, error = Indexer._parse(at, data)  # as the vault reads a note file: "path:line: ..." on error
+        if parsed is None:
+            yield at, source, error
+            continue
+        extra = dict(parsed.extra)
+        dates = [extra.pop(k) for k in _DATE_KEYS if k in extra]
+        created = parsed.created_at or next((d for d in dates if d), None) or datetime.fromtimestamp(int(mtime)).astimezone()
+        if not parsed.content.strip():
+            yield at, source, f"{at}: the note is empty"
+            continue
+        yield at, source, {
+            "content": parsed.content, "keywords": parsed.keywords, "tags": parsed.tags, "context": parsed.context,
+            "boxes": parsed.boxes, "created_at": created, "metadata": parsed.metadata, "extra": extra,
+        }
