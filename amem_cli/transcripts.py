@@ -1,0 +1,239 @@
+"""Transcripts into atomic notes (pure: text in, note fields out).
+
+`parse` reads plain text or Markdown (paragraphs, or `Speaker: text` turns), JSONL chat
+logs (`{"role", "content"}` lines, lines holding `{"messages": [...]}`, agent session
+logs that nest the message as Claude Code's do) and whole-file JSON with "messages".
+`split` turns the messages into notes: one message (or turn) a note, long ones cut at
+paragraph then sentence boundaries, short ones merged into the speaker's previous note,
+ones without content words ("ok", "thanks") dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+MAX_CHARS = 1500  # a note's text at most (before the "role: " prefix)
+TINY_CHARS = 20  # shorter messages join the speaker's previous note
+
+_SPEAKER = re.compile(r"^([A-Za-z][\w .'-]{0,30}?):\s+(\S.*)$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_WORD = re.compile(r"[^\W\d_]{3,}")
+# Words that carry no idea on their own ("ok thanks", "yes please", "sounds good").
+_FILLER = set(
+    "yes yeah yep nope okay thanks thank you thx please sure great good nice cool fine perfect "
+    "awesome right got that sounds lol hmm done and the".split()
+)
+
+
+@dataclass
+class Message:
+    index: int  # 1-based position in the transcript
+    role: str | None
+    text: str
+    timestamp: str | None = None
+
+
+@dataclass
+class Chunk:
+    """One note to be: `content` carries the speaker ("user: ...")."""
+
+    content: str
+    role: str | None
+    source: str
+    timestamp: str | None
+
+    def fields(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {"source": self.source}
+        if self.role:
+            meta["role"] = self.role
+        meta["source_hash"] = source_hash(self.source, self.content)
+        fields: dict[str, Any] = {"content": self.content, "metadata": meta}
+        if self.timestamp:
+            fields["created_at"] = self.timestamp
+        return fields
+
+
+def source_hash(source: str, content: str) -> str:
+    return hashlib.sha256(f"{source}\n{content}".encode()).hexdigest()[:32]
+
+
+# -- parsing ---------------------------------------------------------------
+def parse(text: str) -> list[Message]:
+    """The messages of a transcript, in order."""
+    stripped = text.strip()
+    if not stripped:
+        return []
+    if stripped[0] in "{[":
+        try:
+            whole = json.loads(stripped)
+        except ValueError:
+            whole = None  # JSONL, or text that starts with a bracket
+        if isinstance(whole, (dict, list)):
+            return _number(_from_record(whole))
+        records = _jsonl(stripped)
+        if records is not None:
+            return _number(m for r in records for m in _from_record(r))
+    return _number(_from_text(stripped))
+
+
+def _number(items) -> list[Message]:
+    return [Message(i, role, text, ts) for i, (role, text, ts) in enumerate(items, 1)]
+
+
+def _jsonl(text: str) -> list | None:
+    """The records of a JSONL text, or None when its first line is not JSON. Lines that
+    are not JSON further on (a log cut off mid-line) are left out."""
+    records = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            if not records:
+                return None
+    return records
+
+
+def _from_record(record: Any, timestamp: str | None = None):
+    """(role, text, timestamp) for each message in a JSON value."""
+    if isinstance(record, list):
+        for item in record:
+            yield from _from_record(item, timestamp)
+        return
+    if not isinstance(record, dict):
+        return
+    ts = _timestamp(record) or timestamp
+    if isinstance(record.get("messages"), list):
+        yield from _from_record(record["messages"], ts)
+    elif isinstance(record.get("message"), dict):  # agent logs: {"type": "user", "message": {...}}
+        inner = record["message"]
+        role = inner.get("role") or record.get("type")
+        yield from _from_record({**inner, "role": role}, _timestamp(inner) or ts)
+    elif "content" in record or "text" in record:
+        role = record.get("role") or record.get("speaker") or record.get("author")
+        if isinstance(role, dict):
+            role = role.get("role") or role.get("name")
+        text = _text_of(record.get("content", record.get("text")))
+        yield (str(role) if role else None), text, ts
+
+
+def _text_of(content: Any) -> str:
+    """A string, or the text parts of a list of parts (tool calls, images left out)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and part.get("type", "text") in ("text", "input_text", "output_text"):
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+        return "\n\n".join(parts)
+    return ""
+
+
+def _timestamp(record: dict) -> str | None:
+    for key in ("timestamp", "created_at", "time"):
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _from_text(text: str):
+    lines = text.splitlines()
+    first = next(line for line in lines if line.strip())
+    if _SPEAKER.match(first) and sum(1 for line in lines if _SPEAKER.match(line)) >= 2:
+        # "Speaker: text" turns; lines without a speaker continue the turn.
+        role, body = None, []
+        for line in lines:
+            m = _SPEAKER.match(line)
+            if m:
+                if body:
+                    yield role, "\n".join(body), None
+                role, body = m.group(1).strip(), [m.group(2)]
+            else:
+                body.append(line)
+        yield role, "\n".join(body), None
+        return
+    for para in _paragraphs(text):
+        yield None, para, None
+
+
+def _paragraphs(text: str) -> list[str]:
+    """Blank-line paragraphs; a code fence stays whole, a heading joins what follows it."""
+    paras: list[str] = []
+    heading = open_fence = False
+    for block in re.split(r"\n\s*\n", text):
+        block = block.strip("\n")
+        if not block.strip():
+            continue
+        if open_fence or heading:
+            paras[-1] += "\n\n" + block
+        else:
+            paras.append(block)
+        open_fence ^= block.count("```") % 2 == 1
+        heading = not open_fence and all(line.startswith("#") for line in block.splitlines())
+    return paras
+
+
+# -- splitting into notes ----------------------------------------------------
+def split(messages: list[Message], name: str, *, max_chars: int = MAX_CHARS) -> list[Chunk]:
+    """The notes for these messages; `name` is the transcript's (a file name, "stdin")."""
+    chunks: list[Chunk] = []
+    for msg in messages:
+        text = msg.text.strip()
+        if not text:
+            continue
+        if not _has_content_words(text):  # "ok", "thanks!"
+            continue
+        last = chunks[-1] if chunks else None
+        if len(text) < TINY_CHARS and last and last.role == msg.role and len(last.content) + len(text) <= max_chars:
+            last.content += "\n\n" + text  # "on port 8080" belongs with what the speaker just said
+            continue
+        parts = _pieces(text, max_chars)
+        for n, part in enumerate(parts, 1):
+            source = f"{name}#{msg.index}" + (f".{n}" if len(parts) > 1 else "")
+            chunks.append(Chunk(_prefixed(msg.role, part), msg.role, source, msg.timestamp))
+    return chunks
+
+
+def _prefixed(role: str | None, text: str) -> str:
+    return f"{role}: {text}" if role else text
+
+
+def _has_content_words(text: str) -> bool:
+    return any(w.lower() not in _FILLER for w in _WORD.findall(text))
+
+
+def _pieces(text: str, limit: int) -> list[str]:
+    """The text cut at paragraph, then sentence, then word boundaries into pieces of at most `limit`."""
+    if len(text) <= limit:
+        return [text]
+    units: list[tuple[str, str]] = []  # (separator before it, text)
+    for para in re.split(r"\n\s*\n", text):
+        sep = "\n\n"
+        for sentence in [para] if len(para) <= limit else _SENTENCE_END.split(para):
+            while len(sentence) > limit:  # one endless sentence: cut at the last space
+                cut = sentence.rfind(" ", 0, limit)
+                cut = cut if cut > 0 else limit
+                units.append((sep, sentence[:cut]))
+                sentence, sep = sentence[cut:].lstrip(), " "
+            units.append((sep, sentence))
+            sep = " "
+    pieces: list[str] = []
+    for sep, unit in units:
+        unit = unit.strip()
+        if not unit:
+            continue
+        if pieces and len(pieces[-1]) + len(sep) + len(unit) <= limit:
+            pieces[-1] += sep + unit
+        else:
+            pieces.append(unit)
+    return pieces
