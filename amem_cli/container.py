@@ -12,6 +12,7 @@ from .index.vectors import VectorIndex
 from .llm.base import LLM
 from .services.importer import Importer
 from .services.indexer import Indexer
+from .services.ingest import Ingester
 from .services.notes import NoteService
 from .services.search import RetrievalSettings, SearchService
 from .store import Vault
@@ -86,6 +87,10 @@ class Container:
     @cached_property
     def importer(self) -> Importer:
         return Importer(self.notes)
+
+    @cached_property
+    def ingester(self) -> Ingester:
+        return Ingester(self.notes)
 
     @cached_property
     def search(self) -> SearchService:

@@ -14,7 +14,11 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
+
+from .errors import UsageError
+from .timeutil import to_datetime
 
 MAX_CHARS = 1500  # a note's text at most (before the "role: " prefix)
 TINY_CHARS = 20  # shorter messages join the speaker's previous note
@@ -139,10 +143,16 @@ def _text_of(content: Any) -> str:
 
 
 def _timestamp(record: dict) -> str | None:
+    """The record's time as ISO 8601, if it gives one that reads as a time."""
     for key in ("timestamp", "created_at", "time"):
         value = record.get(key)
-        if isinstance(value, str) and value.strip():
-            return value
+        try:
+            if isinstance(value, (int, float)) and not isinstance(value, bool):  # epoch seconds or milliseconds
+                return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, timezone.utc).isoformat()
+            if isinstance(value, str) and value.strip():
+                return to_datetime(value).isoformat()
+        except (UsageError, ValueError, OverflowError, OSError):
+            pass
     return None
 
 

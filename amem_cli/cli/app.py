@@ -151,6 +151,7 @@ def container(ctx: typer.Context, *, create: bool = False):
 # Register the commands (each module adds its own to `app`).
 from .commands import evolution as _evolution  # noqa: E402,F401
 from .commands import importer as _importer  # noqa: E402,F401
+from .commands import ingest as _ingest  # noqa: E402,F401
 from .commands import mcp as _mcp  # noqa: E402,F401
 from .commands import notes as _notes  # noqa: E402,F401
 from .commands import search as _search  # noqa: E402,F401

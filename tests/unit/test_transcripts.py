@@ -14,12 +14,14 @@ def _roles_texts(text):
 def test_jsonl_role_content_lines():
     text = "\n".join(json.dumps(r) for r in [
         {"role": "user", "content": "How do I rotate the logs?", "timestamp": "2024-05-01T10:00:00Z"},
-        {"role": "assistant", "content": [{"type": "text", "text": "Use logrotate."}, {"type": "image_url"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Use logrotate."}, {"type": "image_url"}], "time": "soon"},
+        {"role": "user", "content": "Thanks, that works", "timestamp": 1714557600},
     ])
     msgs = parse(text)
     assert [(m.index, m.role, m.text, m.timestamp) for m in msgs] == [
-        (1, "user", "How do I rotate the logs?", "2024-05-01T10:00:00Z"),
+        (1, "user", "How do I rotate the logs?", "2024-05-01T10:00:00+00:00"),
         (2, "assistant", "Use logrotate.", None),
+        (3, "user", "Thanks, that works", "2024-05-01T10:00:00+00:00"),
     ]
 
 
@@ -43,8 +45,8 @@ def test_claude_code_style_nested_message():
     ]
     msgs = parse("\n".join(json.dumps(r) for r in lines))
     assert [(m.role, m.text, m.timestamp) for m in msgs if m.text] == [
-        ("user", "Fix the flaky test", "2025-01-02T03:04:05Z"),
-        ("assistant", "Done: it raced on a port.", "2025-01-02T03:04:09Z"),
+        ("user", "Fix the flaky test", "2025-01-02T03:04:05+00:00"),
+        ("assistant", "Done: it raced on a port.", "2025-01-02T03:04:09+00:00"),
     ]
 
 
