@@ -98,11 +98,13 @@ def vault_dir(flags: dict[str, str]) -> Path:
     return Path(settings_for(flags).dir).expanduser().absolute()  # the user config's, or the platform's folder
 
 
-def start(settings) -> None:
-    """Start the server for this vault in the background (it outlives this command)."""
+def start(settings, flags: dict[str, str]) -> None:
+    """Start the server for this vault in the background (it outlives this command),
+    with the command's own global options, so that it works with the same settings."""
     index_dir = Path(settings.dir) / ".amem"
     log = open(index_dir / "server.log", "ab")
-    cmd = [sys.executable, "-m", "amem_cli", "--dir", str(Path(settings.dir).expanduser().absolute()), "serve"]
+    options = [part for name, value in flags.items() if name not in ("--dir", "-d") for part in (name, value)]
+    cmd = [sys.executable, "-m", "amem_cli", *options, "--dir", str(Path(settings.dir).expanduser().absolute()), "serve"]
     subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
     log.close()
 
@@ -158,7 +160,7 @@ def run_via_server(argv: list[str]) -> int | None:
                 return None
             if settings.server == "off":
                 return None
-            start(settings)
+            start(settings, flags)
             started = True
             if not wait_until_up(index_dir, START_TIMEOUT):
                 return None

@@ -84,6 +84,15 @@ def test_output_errors_exit_codes_and_stdin_pass_through(amem, vault, amem_cmd):
     assert _status(amem)["requests"] >= 4
 
 
+def test_a_server_started_by_a_command_takes_its_global_options(amem, vault):
+    env = {"AMEM_EMBEDDER": ""}  # the embedder given only as a flag
+    note_id = amem("--embedder", "fake", "add", "a note about flags", env=env, check=True).stdout.strip()
+    assert _status(amem)["running"]
+    res = amem("--embedder", "fake", "search", "flags", "--json", env=env, check=True)
+    assert json.loads(res.stdout)[0]["id"] == note_id
+    assert _status(amem)["running"]  # the same settings: the same server answered
+
+
 def test_no_server_and_other_settings_work_in_process(amem, vault):
     amem("add", "a note", check=True)
     before = _status(amem)["requests"]
