@@ -65,6 +65,33 @@ def memory(vault):
     mem.close()
 
 
+# Note text no view of the graph may let through as markup: quotes, tags, a closing
+# script tag, Mermaid's and DOT's special characters, a control character, a newline.
+HOSTILE = 'Say "hi" </script><script>document.body.dataset.pwned = 1</script> <b>#1</b> & [x] `c` \\ \x01\nnext line'
+
+
+@pytest.fixture
+def graph_vault(vault) -> Path:
+    """A vault of note files: a and b link each other, b links c, c -> d is a sequence,
+    e stands alone with HOSTILE text and a box named in markup. Commands index them on first use."""
+    from datetime import datetime, timezone
+
+    from amem_cli.markdown import render_note
+    from amem_cli.models import Note
+
+    notes = [
+        Note("a", "Alpha", links=["b"], tags=["x"], boxes=["one"]),
+        Note("b", "Beta", links=["a", "c"], boxes=["two"]),
+        Note("c", "Gamma", tags=["x"], next="d"),
+        Note("d", "Delta", previous="c"),
+        Note("e", HOSTILE, tags=["x", "odd"], boxes=["<i>box</i>", "one"]),
+    ]
+    for day, note in enumerate(notes, 1):
+        note.created_at = datetime(2025, 1, day, tzinfo=timezone.utc)
+        (vault / f"{note.id}.md").write_text(render_note(note), encoding="utf-8")
+    return vault
+
+
 # -- helpers for tests that run amem in other processes ---------------------
 
 # Runs the Typer app the way the `amem` console script does, with this interpreter

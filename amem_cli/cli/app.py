@@ -150,6 +150,7 @@ def container(ctx: typer.Context, *, create: bool = False):
 
 # Register the commands (each module adds its own to `app`).
 from .commands import evolution as _evolution  # noqa: E402,F401
+from .commands import graph as _graph  # noqa: E402,F401
 from .commands import importer as _importer  # noqa: E402,F401
 from .commands import ingest as _ingest  # noqa: E402,F401
 from .commands import mcp as _mcp  # noqa: E402,F401

@@ -1,0 +1,81 @@
+"""amem graph: the link graph as text for other tools, or as a page to look at."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ...errors import UsageError
+from ..app import command, container
+from ..options import BoxOpt, JsonOpt, TagOpt
+from ..output import console, escape, print_json
+
+
+def _formats() -> list[str]:
+    from ...services.graph import FORMATS
+
+    return list(FORMATS)
+
+
+@command("graph")
+def graph(
+    ctx: typer.Context,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format", "-f", autocompletion=_formats, show_default=False,
+            help="mermaid (the default: paste it into Markdown and GitHub or Obsidian draw it), "
+                 "dot (Graphviz), graphml (Gephi, yEd, Cytoscape) or json.",
+        ),
+    ] = None,
+    around: Annotated[
+        str | None,
+        typer.Option("--around", show_default=False,
+                     help="Only the notes within --depth links of this note."),
+    ] = None,
+    depth: Annotated[int, typer.Option("--depth", min=1, help="How many links away from --around to go.")] = 2,
+    tag: TagOpt = None,
+    box: BoxOpt = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", show_default=False, help="Write to this file, not standard output.")
+    ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", show_default=False,
+                     help="Write one self-contained page that draws the graph: drag, zoom, hover (works offline)."),
+    ] = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Show how notes link, as Mermaid (the default), DOT, GraphML, JSON or an HTML page."""
+    from ...services import graph as views
+
+    if html and (fmt or output):
+        raise UsageError("--html writes a page: it goes with neither --format nor --output", hint="run amem graph twice")
+    if json_output and not (html or output) and fmt not in (None, "json"):
+        raise UsageError(f"--json prints JSON, not {fmt}", hint="leave out one of --json and --format")
+    c = container(ctx)
+    c.indexer.sync()
+    g = views.build_graph(c.index, around=around, depth=depth, tags=tag, boxes=box)
+    if html:
+        title = f"{c.vault.root.name}: around {around}" if around else c.vault.root.name
+        target, kind, text = html, "html", views.to_html(g, f"amem graph of {title}")
+    else:
+        kind = fmt or ("json" if json_output and not output else "mermaid")
+        target, text = output, views.render(g, kind)
+    if target is None:
+        typer.echo(text, nl=False)
+        return
+    _write(target, text)
+    if json_output:
+        print_json({"file": str(target), "format": kind, "nodes": len(g.nodes), "edges": len(g.edges)})
+    else:
+        console.print(f"Wrote {escape(str(target))}: {len(g.nodes)} notes, {len(g.edges)} edges.")
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}", hint="choose another file") from None

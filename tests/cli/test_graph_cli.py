@@ -1,0 +1,79 @@
+"""`amem graph` through Typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from amem_cli.cli.app import app
+
+
+@pytest.fixture
+def run(graph_vault):
+    runner = CliRunner()
+
+    def invoke(*args):
+        return runner.invoke(app, ["--dir", str(graph_vault), "--embedder", "fake", *map(str, args)])
+
+    return invoke
+
+
+def test_default_is_mermaid(run):
+    res = run("graph")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith("graph LR\n")
+    assert "  n_a --- n_b" in res.stdout and "  n_c -.-> n_d" in res.stdout
+
+
+def test_json_and_formats(run):
+    data = json.loads(run("graph", "--json").stdout)
+    assert data == json.loads(run("graph", "--format", "json").stdout)
+    assert {(e["source"], e["target"], e["kind"]) for e in data["edges"]} == {
+        ("a", "b", "link"), ("b", "c", "link"), ("c", "d", "sequence")}
+    assert run("graph", "-f", "dot").stdout.startswith("digraph amem {")
+    assert "<graphml" in run("graph", "-f", "graphml").stdout
+
+
+def test_around_and_filters(run):
+    data = json.loads(run("graph", "--around", "a", "--depth", "1", "--json").stdout)
+    assert {n["id"] for n in data["nodes"]} == {"a", "b"} and data["around"] == "a"
+    data = json.loads(run("graph", "--tag", "x", "--box", "one", "--json").stdout)
+    assert {n["id"] for n in data["nodes"]} == {"a", "e"}
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["--around", "nope"], 3, "no note with the id nope"),
+        (["--format", "svg"], 2, "unknown graph format 'svg'"),
+        (["--html", "x.html", "--format", "dot"], 2, "--html writes a page"),
+    ],
+)
+def test_errors_are_one_line(run, args, code, message):
+    res = run("graph", *args)
+    assert res.exit_code == code
+    assert message in res.stderr and "Traceback" not in res.output
+    assert res.stderr.splitlines()[0].startswith("Error:")
+
+
+def test_errors_as_json(run):
+    res = run("graph", "--around", "nope", "--json")
+    assert res.exit_code == 3
+    assert json.loads(res.stdout)["error"] == "no note with the id nope"
+    res = run("graph", "--json", "--format", "dot")
+    assert res.exit_code == 2
+    assert json.loads(res.stdout)["error"] == "--json prints JSON, not dot"
+
+
+def test_output_file(run, tmp_path):
+    out = tmp_path / "g.dot"
+    res = run("graph", "-f", "dot", "--output", out)
+    assert res.exit_code == 0, res.output
+    assert out.read_text().startswith("digraph amem {")
+    assert res.stdout.strip() == f"Wrote {out}: 5 notes, 3 edges."
+    res = run("graph", "--output", out, "--json")
+    assert json.loads(res.stdout) == {"file": str(out), "format": "mermaid", "nodes": 5, "edges": 3}
+    res = run("graph", "--output", tmp_path / "missing" / "g.txt")
+    assert res.exit_code == 2 and "cannot write" in res.stderr
