@@ -11,8 +11,8 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["ANONYMIZED_TELEMETRY"] = "False"
 
 
-# Set for the whole session by `_model_cache`; isolation keeps them.
-KEPT = ("AMEM_CONFIG", "AMEM_CACHE_DIR")
+# Set for the whole session by `_model_cache` (or by CI for the tests); isolation keeps them.
+KEPT = ("AMEM_CONFIG", "AMEM_CACHE_DIR", "AMEM_REQUIRE_CHROMIUM")
 
 
 def isolate(mp: pytest.MonkeyPatch, config: Path) -> None:

@@ -1,8 +1,12 @@
-"""`amem graph` through Typer's CliRunner."""
+"""`amem graph` through Typer's CliRunner, and its HTML page in headless Chromium."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
+import subprocess
 
 import pytest
 from typer.testing import CliRunner
@@ -77,3 +81,38 @@ def test_output_file(run, tmp_path):
     assert json.loads(res.stdout) == {"file": str(out), "format": "mermaid", "nodes": 5, "edges": 3}
     res = run("graph", "--output", tmp_path / "missing" / "g.txt")
     assert res.exit_code == 2 and "cannot write" in res.stderr
+
+
+# -- the page, in a real browser -------------------------------------------------------
+
+
+def chromium() -> str:
+    """The browser, or a skip; CI sets AMEM_REQUIRE_CHROMIUM=1, so there it must exist."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.environ.get("AMEM_REQUIRE_CHROMIUM") == "1":
+        pytest.fail("chromium is not installed, and AMEM_REQUIRE_CHROMIUM=1 says it must be (apt-get install chromium)")
+    pytest.skip("chromium is not installed (apt-get install chromium); AMEM_REQUIRE_CHROMIUM=1 makes this a failure")
+
+
+@pytest.mark.parametrize("args, nodes", [((), 5), (("--around", "d", "--depth", "1"), 2)])
+def test_html_page_draws_every_node_offline(run, tmp_path, args, nodes):
+    browser = chromium()
+    page = tmp_path / "graph.html"
+    res = run("graph", "--html", page, *args)
+    assert res.exit_code == 0, res.output
+    assert "http://" not in page.read_text() and "https://" not in page.read_text()
+    shown = subprocess.run(
+        [browser, "--headless", "--disable-gpu", "--no-sandbox", "--disable-dev-shm-usage",
+         f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=180,
+    )
+    # The page logs nothing: a console line is a script error or a blocked request.
+    console = [line for line in shown.stderr.splitlines() if ":CONSOLE" in line]
+    body = re.search(r"<body[^>]*>", shown.stdout)
+    assert body, f"no page from chromium (exit {shown.returncode}):\n{shown.stderr[-2000:]}"
+    assert 'data-status="ok"' in body.group(), (body.group(), console)
+    assert f'data-nodes="{nodes}"' in body.group()
+    assert "pwned" not in body.group() and "<i>" not in shown.stdout  # note text stayed text
+    assert console == []
