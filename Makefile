@@ -6,7 +6,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 DEMO := build/demo-vault
 
-.PHONY: install install-test demo test clean
+.PHONY: install install-test demo test completions clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ demo: install
 
 test: install-test
 	$(BIN)/python -m pytest -q
+
+# The shell completion scripts in completions/ (committed; a test checks they are current).
+completions: install
+	$(BIN)/python -m amem_cli.cli.completions completions
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

@@ -161,4 +161,8 @@ from .commands import vault as _vault  # noqa: E402,F401
 
 
 def main() -> None:
-    app()
+    from .completions import COMPLETE_VAR, prepare
+
+    if COMPLETE_VAR in os.environ:
+        prepare()
+    app(complete_var=COMPLETE_VAR)

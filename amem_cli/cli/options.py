@@ -6,10 +6,12 @@ from typing import Annotated
 
 import typer
 
+from .completions import complete_boxes, complete_ids, complete_tags
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON with stable keys (for scripts and agents).")]
 LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many results.")]
-TagOpt = Annotated[list[str] | None, typer.Option("--tag", "-t", help="Only notes with this tag (repeatable).")]
-BoxOpt = Annotated[list[str] | None, typer.Option("--box", "-b", help="Only notes in this box (repeatable).")]
+TagOpt = Annotated[list[str] | None, typer.Option("--tag", "-t", autocompletion=complete_tags, help="Only notes with this tag (repeatable).")]
+BoxOpt = Annotated[list[str] | None, typer.Option("--box", "-b", autocompletion=complete_boxes, help="Only notes in this box (repeatable).")]
 SinceOpt = Annotated[str | None, typer.Option("--since", help="Only notes created at or after this date-time.")]
 UntilOpt = Annotated[str | None, typer.Option("--until", help="Only notes created at or before this date-time.")]
-IdArg = Annotated[str, typer.Argument(help="The note's id.", show_default=False)]
+IdArg = Annotated[str, typer.Argument(help="The note's id.", show_default=False, autocompletion=complete_ids)]

@@ -130,6 +130,8 @@ def wait_until_up(index_dir: Path, timeout: float) -> bool:
 def run_via_server(argv: list[str]) -> int | None:
     """Run the command in this vault's server and return its exit code; None when it
     should run in this process (no server wanted or possible, or settings differ)."""
+    if "_AMEM_COMPLETE" in os.environ:
+        return None  # a shell's TAB: answered in this process, from the index file
     flags, command, no_server = split_argv(argv)
     if no_server or command is None or command in LOCAL_ONLY or os.environ.get("AMEM_SERVER") == "off":
         return None

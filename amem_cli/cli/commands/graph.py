@@ -9,6 +9,7 @@ import typer
 
 from ...errors import UsageError
 from ..app import command, container
+from ..completions import complete_ids
 from ..options import BoxOpt, JsonOpt, TagOpt
 from ..output import console, escape, print_json
 
@@ -32,7 +33,7 @@ def graph(
     ] = None,
     around: Annotated[
         str | None,
-        typer.Option("--around", show_default=False,
+        typer.Option("--around", autocompletion=complete_ids, show_default=False,
                      help="Only the notes within --depth links of this note."),
     ] = None,
     depth: Annotated[int, typer.Option("--depth", min=1, help="How many links away from --around to go.")] = 2,

@@ -12,6 +12,7 @@ import typer
 
 from ...errors import UsageError
 from ..app import command, container, served
+from ..completions import complete_boxes, complete_ids, complete_tags
 from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, SinceOpt, TagOpt, UntilOpt
 from ..output import console, escape, print_json, snippet
 
@@ -39,13 +40,17 @@ def add(
     ctx: typer.Context,
     text: Annotated[str | None, typer.Argument(help="The note's text; '-' or nothing reads standard input.", show_default=False)] = None,
     keyword: Annotated[list[str] | None, typer.Option("--keyword", "-k", help="A keyword (repeatable).")] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", "-t", help="A tag (repeatable).")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", "-t", autocompletion=complete_tags, help="A tag (repeatable).")] = None,
     context: Annotated[str | None, typer.Option("--context", help="One sentence: the note's topic and purpose.")] = None,
-    box: Annotated[list[str] | None, typer.Option("--box", "-b", help="A box to file the note in (repeatable).")] = None,
+    box: Annotated[
+        list[str] | None, typer.Option("--box", "-b", autocompletion=complete_boxes, help="A box to file the note in (repeatable).")
+    ] = None,
     meta: Annotated[list[str] | None, typer.Option("--meta", "-m", help="Free-form metadata key=value (repeatable).")] = None,
     created: Annotated[str | None, typer.Option("--created", help="When it happened (default: now).")] = None,
     after: Annotated[
-        str | None, typer.Option("--after", help="Continue the sequence of this note (it becomes the new note's previous).")
+        str | None,
+        typer.Option("--after", autocompletion=complete_ids,
+                     help="Continue the sequence of this note (it becomes the new note's previous)."),
     ] = None,
     defer: Annotated[
         bool, typer.Option("--defer", help="Store the note now; queue the model's work for `amem process`.")
@@ -151,7 +156,7 @@ def edit(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> No
 @command("rm")
 def rm(
     ctx: typer.Context,
-    note_ids: Annotated[list[str], typer.Argument(help="The ids of the notes to remove.", show_default=False)],
+    note_ids: Annotated[list[str], typer.Argument(help="The ids of the notes to remove.", show_default=False, autocompletion=complete_ids)],
     json_output: JsonOpt = False,
 ) -> None:
     """Remove notes, and the links other notes have to them."""

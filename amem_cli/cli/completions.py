@@ -1,0 +1,77 @@
+"""Shell completion: the scripts in completions/ and the values a TAB offers.
+
+The scripts are Typer's: each runs `amem` with _AMEM_COMPLETE set and offers what it
+answers, so commands and options come from the app itself and cannot go stale. Note
+ids, tags and boxes come straight from the vault's index file (no container, no model).
+
+`python -m amem_cli.cli.completions [FOLDER]` (or `make completions`) writes the scripts.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+PROG = "amem"
+COMPLETE_VAR = "_AMEM_COMPLETE"
+SCRIPTS = {"bash": "amem.bash", "zsh": "_amem", "fish": "amem.fish"}
+
+
+def script(shell: str) -> str:
+    from typer.completion import get_completion_script
+
+    return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell) + "\n"
+
+
+def write_scripts(folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for shell, name in SCRIPTS.items():
+        path = folder / name
+        path.write_text(script(shell), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def prepare() -> None:
+    """Before the app answers a completion request: Typer registers its shell classes
+    (which the scripts above talk to) only for apps made with add_completion=True."""
+    from typer.completion import completion_init
+
+    completion_init()
+
+
+def _names(kind: str, ctx: typer.Context, incomplete: str) -> list[str]:
+    # A TAB that cannot read the index offers nothing rather than a traceback.
+    try:
+        from ..server.client import vault_dir  # the vault as the command would find it, cheaply
+        from ..index.names import names
+
+        given = ctx.find_root().params.get("dir")
+        return names(vault_dir({"--dir": given} if given else {}) / ".amem" / "index.db", kind, incomplete)
+    except Exception:
+        return []
+
+
+def complete_ids(ctx: typer.Context, incomplete: str) -> list[str]:
+    return _names("id", ctx, incomplete)
+
+
+def complete_tags(ctx: typer.Context, incomplete: str) -> list[str]:
+    return _names("tag", ctx, incomplete)
+
+
+def complete_boxes(ctx: typer.Context, incomplete: str) -> list[str]:
+    return _names("box", ctx, incomplete)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    for path in write_scripts(Path(args[0] if args else "completions")):
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

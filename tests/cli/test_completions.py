@@ -1,0 +1,109 @@
+"""Shell completion: the committed scripts are current, and a TAB is answered from the
+index file in this process, quickly (no model library imported, no server asked)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from amem_cli.cli.app import app
+from amem_cli.cli.completions import SCRIPTS, write_scripts
+from amem_cli.markdown import render_note
+from amem_cli.models import Note
+from amem_cli.server import client
+from conftest import AMEM_MAIN
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ("torch", "sentence_transformers", "chromadb", "onnxruntime", "llama_cpp", "sqlite_utils")
+
+# Answer one completion request as the `amem` script does, then report the heavy
+# modules loaded on stderr (stdout holds the completions).
+PROBE = f"""
+import json, sys
+from amem_cli.cli.entry import main
+sys.argv = ["amem"]
+try:
+    main()
+except SystemExit:
+    pass
+print("HEAVY=" + json.dumps([m for m in {HEAVY!r} if m in sys.modules]), file=sys.stderr)
+"""
+
+
+def test_committed_scripts_are_current(tmp_path):
+    for path in write_scripts(tmp_path):
+        committed = REPO / "completions" / path.name
+        assert committed.is_file() and committed.read_text() == path.read_text(), (
+            f"{committed} is stale: run `make completions`")
+    assert sorted(p.name for p in (REPO / "completions").iterdir()) == sorted(SCRIPTS.values())
+
+
+@pytest.fixture
+def indexed(vault):
+    """Three notes, indexed."""
+    for nid, tag, box in (("alpha-1", "work", "office"), ("alpha-2", "walk", "outdoors"), ("beta-1", "home", "house")):
+        (vault / f"{nid}.md").write_text(render_note(Note(nid, f"Note {nid}", tags=[tag], boxes=[box])), encoding="utf-8")
+    res = CliRunner().invoke(app, ["--dir", str(vault), "--embedder", "fake", "list"])
+    assert res.exit_code == 0, res.output
+    return vault
+
+
+def complete(words: str, env: dict | None = None) -> tuple[list[str], list[str]]:
+    """What bash would be offered for the last of `words` (an empty last word: after a
+    space), and the heavy modules the answer imported."""
+    parts = words.split(" ")
+    env = {k: v for k, v in os.environ.items() if k != "AMEM_SERVER"}  # as a shell would run it
+    env.update(COMP_WORDS=words, COMP_CWORD=str(len(parts) - 1), _AMEM_COMPLETE="complete_bash")
+    res = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=120)
+    heavy = [line for line in res.stderr.splitlines() if line.startswith("HEAVY=")]
+    assert res.returncode == 0 and heavy, res.stderr
+    return res.stdout.split(), json.loads(heavy[-1][len("HEAVY="):])
+
+
+def test_ids_tags_and_boxes_complete_from_the_index(indexed):
+    d = f"amem --dir {indexed}"
+    offered, heavy = complete(f"{d} show alpha")
+    assert offered == ["alpha-1", "alpha-2"]
+    assert heavy == []
+    assert complete(f"{d} graph --around b")[0] == ["beta-1"]
+    assert complete(f"{d} list --tag w")[0] == ["walk", "work"]
+    assert complete(f"{d} search x --box ")[0] == ["house", "office", "outdoors"]
+    assert complete(f"{d} graph --format d")[0] == ["dot"]
+    assert complete(f"{d} gr")[0] == ["graph"]
+
+
+def test_no_index_offers_nothing(tmp_path):
+    assert complete(f"amem --dir {tmp_path / 'nowhere'} show ")[0] == []
+
+
+def test_bash_script_end_to_end(indexed, tmp_path):
+    """The committed bash script, sourced in bash, with `amem` on PATH."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "amem").write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "{AMEM_MAIN}" "$@"\n')
+    (bin_dir / "amem").chmod(0o755)
+    script = (
+        f"source {REPO / 'completions' / 'amem.bash'}\n"
+        f"COMP_WORDS=(amem --dir {indexed} rm alpha-); COMP_CWORD=4\n"
+        '_amem_completion amem\nprintf "%s\\n" "${COMPREPLY[@]}"\n'
+    )
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    res = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert res.stdout.split() == ["alpha-1", "alpha-2"], res.stderr
+
+
+def test_a_completion_request_never_goes_to_the_server(indexed, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a TAB reached the server")
+
+    monkeypatch.delenv("AMEM_SERVER", raising=False)
+    monkeypatch.setattr(client, "call", refuse)
+    monkeypatch.setattr(client, "start", refuse)
+    monkeypatch.setenv("_AMEM_COMPLETE", "complete_bash")
+    assert client.run_via_server(["--dir", str(indexed), "search", "x"]) is None
