@@ -139,6 +139,11 @@ class LlamaCppLLM:
 
     # -- loading -----------------------------------------------------------------
 
+    def warm(self) -> None:
+        """Load the model now. llama-cpp-python points sys.stdout at /dev/null for the
+        whole process while it loads, so a server loads it before taking requests."""
+        self._load()
+
     def _load(self) -> Any:
         if self._llama is not None:
             return self._llama

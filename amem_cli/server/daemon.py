@@ -163,6 +163,12 @@ class Server:
             c.indexer.sync()
             c.embedder.embed(["warm up"])  # load the model before the first request
             c.indexer.vectors().count()  # and the vector store's client, which writes need
+            warm = getattr(c.llm, "warm", None)
+            if warm is not None:
+                try:
+                    warm()  # never while a command's output is being captured (see LlamaCppLLM.warm)
+                except Exception as exc:  # a bad model file: the worker reports it per job
+                    print(f"model not loaded: {exc}", file=sys.__stderr__, flush=True)
         from ..llm.fake import NoLLM
 
         if not isinstance(c.llm, NoLLM):  # the pipeline tells "no model" by its type

@@ -155,3 +155,14 @@ def test_import_through_the_server_reads_relative_paths_and_stdin(amem, vault, a
     assert piped.returncode == 0, piped.stderr
     assert json.loads(piped.stdout)["imported"] == 1
     assert _status(amem)["requests"] >= 2
+
+
+@pytest.mark.integration
+def test_output_survives_the_bundled_model_working_in_the_background(amem, vault):
+    """llama-cpp-python points sys.stdout at /dev/null while a model loads: the server
+    loads it before taking commands, so a search's output never vanishes."""
+    env = {"AMEM_LLM": ""}  # the bundled model
+    amem("add", "Kestrels hover over the motorway verge", env=env, check=True)
+    for _ in range(3):  # while the worker runs the model on that note
+        res = amem("search", "kestrels", "--limit", "1", env=env, check=True)
+        assert "Kestrels hover" in res.stdout
