@@ -56,6 +56,21 @@ def vault(tmp_path) -> Path:
 
 
 @pytest.fixture
+def run(vault):
+    """`amem --dir VAULT --embedder fake ARGS` through Typer's CliRunner (in process)."""
+    from typer.testing import CliRunner
+
+    from amem_cli.cli.app import app
+
+    runner = CliRunner()
+
+    def invoke(*args, input=None):
+        return runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", *map(str, args)], input=input)
+
+    return invoke
+
+
+@pytest.fixture
 def memory(vault):
     """An AgentMemory on a temp vault with the fake embedder (real SQLite, real local Chroma)."""
     from amem_cli import AgentMemory

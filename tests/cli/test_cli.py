@@ -12,16 +12,6 @@ from amem_cli.cli.app import app
 from amem_cli.markdown import parse_note
 
 
-@pytest.fixture
-def run(vault):
-    runner = CliRunner()
-
-    def invoke(*args, input=None):
-        return runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", *args], input=input)
-
-    return invoke
-
-
 def _rows(vault, sql):
     con = sqlite3.connect(vault / ".amem" / "index.db")
     try:

@@ -8,22 +8,9 @@ import os
 import sqlite3
 from datetime import datetime
 
-import pytest
-from typer.testing import CliRunner
 
 from amem_cli import AgentMemory
-from amem_cli.cli.app import app
 from amem_cli.markdown import parse_note
-
-
-@pytest.fixture
-def run(vault):
-    runner = CliRunner()
-
-    def invoke(*args, input=None):
-        return runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", *args], input=input)
-
-    return invoke
 
 
 def jsonl(path, *lines) -> str:

@@ -6,24 +6,12 @@ import json
 import sqlite3
 
 import pytest
-from typer.testing import CliRunner
 
-from amem_cli.cli.app import app
 from amem_cli.markdown import parse_note
 
 AWS = "AKIAQWERTYUIOPASDFGH"
 PW = "Sup3rS3cretPw"
 GH = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
-
-
-@pytest.fixture
-def run(vault):
-    runner = CliRunner()
-
-    def invoke(*args, input=None):
-        return runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", *args], input=input)
-
-    return invoke
 
 
 def _notes(vault):

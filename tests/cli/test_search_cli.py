@@ -18,16 +18,6 @@ MODES = ("hybrid", "semantic", "keyword", "graph")
 DUCK = "我喜欢在北京吃烤鸭"
 
 
-@pytest.fixture
-def run(vault):
-    runner = CliRunner()
-
-    def invoke(*args, input=None):
-        return runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", *map(str, args)], input=input)
-
-    return invoke
-
-
 def add(run, text, *args) -> str:
     res = run("add", text, *args)
     assert res.exit_code == 0, res.output
