@@ -55,6 +55,17 @@ def vault(tmp_path) -> Path:
     return path
 
 
+def index_rows(vault: Path, sql: str) -> list[tuple]:
+    """Rows of the vault's SQLite index, read as a separate connection would."""
+    import sqlite3
+
+    con = sqlite3.connect(vault / ".amem" / "index.db")
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
 @pytest.fixture
 def run(vault):
     """`amem --dir VAULT --embedder fake ARGS` through Typer's CliRunner (in process)."""

@@ -10,14 +10,7 @@ from typer.testing import CliRunner
 
 from amem_cli.cli.app import app
 from amem_cli.markdown import parse_note
-
-
-def _rows(vault, sql):
-    con = sqlite3.connect(vault / ".amem" / "index.db")
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+from conftest import index_rows
 
 
 def test_init_writes_gitignore(run, vault):
@@ -37,8 +30,8 @@ def test_add_prints_id_and_writes_file(run, vault):
     assert note.content == "Alice prefers tea over coffee"
     assert note.keywords == ["Alice"] and note.tags == ["people"] and note.boxes == ["friends"]
     assert note.metadata == {"source": "chat"} and note.context == "A drink preference."
-    assert _rows(vault, "SELECT id FROM notes") == [(note_id,)]
-    assert _rows(vault, "SELECT tag FROM note_tags") == [("people",)]
+    assert index_rows(vault, "SELECT id FROM notes") == [(note_id,)]
+    assert index_rows(vault, "SELECT tag FROM note_tags") == [("people",)]
 
 
 def test_add_from_stdin(run, vault):
@@ -155,7 +148,7 @@ def test_rm_removes_links(run, vault):
     assert res.exit_code == 0, res.output
     assert not pb.exists()
     assert parse_note(pa.read_text()).links == []
-    assert _rows(vault, "SELECT count(*) FROM links") == [(0,)]
+    assert index_rows(vault, "SELECT count(*) FROM links") == [(0,)]
     assert run("show", b).exit_code == 3
 
 
@@ -228,7 +221,7 @@ def test_edit_uses_editor(run, vault, monkeypatch, tmp_path):
     res = run("edit", a)
     assert res.exit_code == 0, res.output
     assert json.loads(run("show", a, "--json").stdout)["content"] == "after edit"
-    assert _rows(vault, "SELECT content FROM notes_fts") == [("after edit",)]
+    assert index_rows(vault, "SELECT content FROM notes_fts") == [("after edit",)]
 
 
 def test_version():

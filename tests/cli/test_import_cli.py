@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from datetime import datetime
-
 
 from amem_cli import AgentMemory
 from amem_cli.markdown import parse_note
+from conftest import index_rows
 
 
 def jsonl(path, *lines) -> str:
@@ -22,14 +21,6 @@ def notes_by_source(vault) -> dict[str, object]:
     """The vault's notes as their files say, by `metadata.source`."""
     notes = [parse_note(p.read_text(encoding="utf-8")) for p in vault.glob("*.md")]
     return {n.metadata["source"]: n for n in notes}
-
-
-def rows(vault, sql):
-    con = sqlite3.connect(vault / ".amem" / "index.db")
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_jsonl_with_all_fields(run, vault, tmp_path):
@@ -52,8 +43,8 @@ def test_jsonl_with_all_fields(run, vault, tmp_path):
     assert note.metadata["speaker"] == "Alice" and note.metadata["turn"] == 3
     assert len(note.metadata["source_hash"]) == 16
     assert note.boxes  # the pipeline ran
-    assert rows(vault, "SELECT id FROM notes") == [(note.id,)]
-    assert rows(vault, "SELECT count(*) FROM notes WHERE embedded_hash = text_hash") == [(1,)]
+    assert index_rows(vault, "SELECT id FROM notes") == [(note.id,)]
+    assert index_rows(vault, "SELECT count(*) FROM notes WHERE embedded_hash = text_hash") == [(1,)]
 
 
 def test_a_file_is_one_sequence_across_batches(run, vault, tmp_path):
@@ -159,12 +150,12 @@ def test_defer_then_process(run, vault, tmp_path):
     assert res.exit_code == 0, res.output
     assert "amem process" in res.stdout
     assert all(not n.keywords and not n.boxes for n in notes_by_source(vault).values())
-    assert rows(vault, "SELECT count(*) FROM jobs") == [(2,)]
+    assert index_rows(vault, "SELECT count(*) FROM jobs") == [(2,)]
     res = run("process", "--json")
     assert res.exit_code == 0, res.output
     assert len(json.loads(res.stdout)["processed"]) == 2
     assert all(n.keywords and n.boxes for n in notes_by_source(vault).values())
-    assert rows(vault, "SELECT count(*) FROM jobs") == [(0,)]
+    assert index_rows(vault, "SELECT count(*) FROM jobs") == [(0,)]
 
 
 def test_json_output(run, tmp_path):

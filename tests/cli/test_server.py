@@ -7,12 +7,12 @@ import json
 import os
 import signal
 import socket
-import sqlite3
 import stat
 import subprocess
 import time
 
 import pytest
+from conftest import index_rows
 
 SERVER = {"AMEM_SERVER": "auto", "AMEM_EMBEDDER": "fake"}
 
@@ -46,11 +46,7 @@ def _wait(predicate, timeout=30.0):
 
 
 def _queued(vault) -> int:
-    con = sqlite3.connect(vault / ".amem" / "index.db")
-    try:
-        return con.execute("SELECT count(*) FROM jobs").fetchone()[0]
-    finally:
-        con.close()
+    return index_rows(vault, "SELECT count(*) FROM jobs")[0][0]
 
 
 def test_add_starts_the_server_and_its_worker_completes_the_note(amem, vault):
