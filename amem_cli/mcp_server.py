@@ -29,7 +29,7 @@ from . import __version__
 from .container import Container
 from .errors import AmemError, NotFoundError
 from .llm.fake import NoLLM
-from .server.daemon import PausingLLM, Turn
+from .server.worker import PausingLLM, QueueWorker, Turn
 from .services.context import build_context as context_block
 from .services.context import fit
 from .services.search import MODES
@@ -80,56 +80,6 @@ class Hit(BaseModel):
 class Box(BaseModel):
     box: str
     notes: int = Field(description="How many notes the box holds.")
-
-
-class _Worker:
-    """Does the queued model work of added notes, one note per turn, until stopped."""
-
-    def __init__(self, c: Container, turn: Turn):
-        self.c, self.turn = c, turn
-        self.wake = threading.Event()
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="amem-mcp-worker", daemon=True)
-
-    def start(self) -> None:
-        self.wake.set()  # jobs left queued by an earlier run
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.wake.set()
-        self.thread.join(timeout=30)  # the note in hand is finished; the rest stay queued
-
-    def _run(self) -> None:
-        try:
-            with self.turn.held():  # load the embedder and the vector store before the first call needs them
-                self.c.embedder.embed(["warm up"])
-                self.c.indexer.vectors().count()
-        except Exception:  # the first call that needs them will say what is wrong
-            log.exception("warming up failed")
-        ok = True
-        while not self.stopping.is_set():
-            # Every 5 s for jobs queued by other processes; after a failure (a model that
-            # will not load), not before the next add.
-            self.wake.wait(timeout=5 if ok else None)
-            self.wake.clear()
-            ok = self._work()
-
-    def _work(self) -> bool:
-        """Work the queue until it is empty (True) or a job fails (False: it stays queued)."""
-        while not self.stopping.is_set():
-            try:
-                with self.turn.held():
-                    self.c.indexer.flush_vectors()
-                    if not self.c.notes.pipeline.process(limit=1):
-                        return True
-            except AmemError as exc:
-                log.error("queued work failed: %s%s", exc.message, f" ({exc.hint})" if exc.hint else "")
-                return False
-            except Exception:
-                log.exception("queued work failed")
-                return False
-        return True
 
 
 class _Server(MCPServer):
@@ -254,9 +204,9 @@ def serve(c: Container) -> None:
     c.indexer.watch()  # edits by others are seen within ~0.05 s, without rescanning the vault
     if not isinstance(c.llm, NoLLM):  # the pipeline tells "no model" by its type
         c.llm = PausingLLM(c.llm, turn, c.vault)
-    worker = _Worker(c, turn)
+    worker = QueueWorker(c, turn)
     server = build(c, turn, worker.wake)
-    worker.start()
+    worker.start(warm_up=True)  # in the background: the client is answered at once
     try:
         server.run("stdio")
     finally:

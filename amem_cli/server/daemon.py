@@ -18,11 +18,11 @@ import threading
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from pathlib import Path
 
 from ..config import Settings
 from ..container import Container
 from .client import settings_for, settings_key, socket_path, split_argv
+from .worker import PausingLLM, QueueWorker, Turn
 
 
 class NeedStdin(BaseException):
@@ -80,60 +80,6 @@ class _ThreadStdin(_ThreadStream):
         return iter(self.readline, "")
 
 
-class Turn:
-    """One thread at a time uses the container (one SQLite connection, one Chroma
-    view). The worker gives its turn up while the model generates, so a search never
-    waits for an LLM call."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._owner: int | None = None
-
-    @contextmanager
-    def held(self):
-        self._lock.acquire()
-        self._owner = threading.get_ident()
-        try:
-            yield
-        finally:
-            self._owner = None
-            self._lock.release()
-
-    @contextmanager
-    def paused(self):
-        if self._owner != threading.get_ident():
-            yield
-            return
-        self._owner = None
-        self._lock.release()
-        try:
-            yield
-        finally:
-            self._lock.acquire()
-            self._owner = threading.get_ident()
-
-
-class PausingLLM:
-    """The container's LLM, called with the turn given up (unless the vault's write lock
-    is held: another thread could not write anyway, and would wait for us)."""
-
-    def __init__(self, llm, turn: Turn, vault):
-        self._llm, self._turn, self._vault = llm, turn, vault
-
-    @property
-    def identity(self) -> str:
-        return self._llm.identity
-
-    def complete_json(self, messages, schema, *, max_tokens):
-        if self._vault.lock().held():
-            return self._llm.complete_json(messages, schema, max_tokens=max_tokens)
-        with self._turn.paused():
-            return self._llm.complete_json(messages, schema, max_tokens=max_tokens)
-
-    def __getattr__(self, name):
-        return getattr(self._llm, name)
-
-
 class Server:
     def __init__(self, settings: Settings, idle_timeout: float | None = None):
         self.settings = settings
@@ -143,7 +89,7 @@ class Server:
         self.index_dir = self.container.vault.index_dir
         self.socket = socket_path(self.index_dir)
         self.turn = Turn()
-        self.wake = threading.Event()
+        self.worker = QueueWorker(self.container, self.turn)
         self.stopping = threading.Event()
         self.last_request = time.monotonic()
         self.started = datetime.now(timezone.utc)
@@ -174,20 +120,18 @@ class Server:
         if not isinstance(c.llm, NoLLM):  # the pipeline tells "no model" by its type
             c.llm = PausingLLM(c.llm, self.turn, c.vault)
         server = self._listen()
-        threads = [threading.Thread(target=f, daemon=True, name=n) for f, n in
-                   ((self._work, "amem-worker"), (self._watch_idle, "amem-idle"))]
-        for t in threads:
-            t.start()
+        self.worker.start()
+        idle = threading.Thread(target=self._watch_idle, daemon=True, name="amem-idle")
+        idle.start()
         self._write_info()
         print(f"{self.started.isoformat()} amem server for {c.vault.root} on {self.socket} (pid {os.getpid()})", file=sys.__stderr__, flush=True)
         try:
             server.serve_forever(poll_interval=0.2)
         finally:
             self.stopping.set()
-            self.wake.set()
             server.server_close()
-            for t in threads:
-                t.join(timeout=30)
+            self.worker.stop()  # the note in hand is finished; the rest stay queued
+            idle.join(timeout=5)
             self._remove_files()
             c.close()
             print(f"{datetime.now(timezone.utc).isoformat()} amem server stopped", file=sys.__stderr__, flush=True)
@@ -261,7 +205,7 @@ class Server:
                 return self._run(request)
             finally:
                 self.last_request = time.monotonic()
-                self.wake.set()
+                self.worker.wake.set()
         return {"error": f"unknown request {op!r}"}
 
     def _run(self, request: dict) -> dict:
@@ -306,25 +250,6 @@ class Server:
     def _queued(self) -> int:
         with self.turn.held():
             return len(self.container.index.queued(None))
-
-    def _work(self) -> None:
-        """Embed new notes and work the queue, one job per turn, until stopped."""
-        c = self.container
-        self.wake.set()  # jobs left by a previous (killed) server
-        while not self.stopping.is_set():
-            self.wake.wait(timeout=5)
-            self.wake.clear()
-            while not self.stopping.is_set():
-                try:
-                    with self.turn.held():
-                        c.indexer.flush_vectors()
-                        done = c.notes.pipeline.process(limit=1)
-                except Exception as exc:  # logged; the job stays queued for the next try
-                    print(f"{datetime.now(timezone.utc).isoformat()} worker: {exc.__class__.__name__}: {exc}",
-                          file=sys.__stderr__, flush=True)
-                    break
-                if not done:
-                    break
 
     def _watch_idle(self) -> None:
         while not self.stopping.wait(1.0):
