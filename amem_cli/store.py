@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,9 +119,11 @@ class Vault:
         return self.abspath(rel).read_bytes()
 
     # -- writes -----------------------------------------------------------
-    def write_text(self, rel: str, text: str, expect_hash: str | None = None) -> FileStat:
+    def write_text(self, rel: str, text: str, expect_hash: str | None = None, *, sync_dir: bool = True) -> FileStat:
         """Write atomically (temp file, fsync, rename). With `expect_hash`, refuse to
-        overwrite a file whose bytes changed since they were read."""
+        overwrite a file whose bytes changed since they were read. `sync_dir=False` leaves
+        making the rename durable to the caller (`sync_dirs`, once for many files): until
+        then a crash keeps the old file, whole."""
         path = self.abspath(rel)
         if expect_hash is not None:
             try:
@@ -147,9 +150,15 @@ class Vault:
             except OSError:
                 pass
             raise VaultError(f"cannot write {rel}: {exc.strerror}", hint="check free space and permissions") from None
-        _fsync_dir(path.parent)
+        if sync_dir:
+            _fsync_dir(path.parent)
         st = path.stat()
         return FileStat(st.st_mtime_ns, st.st_size)
+
+    def sync_dirs(self, rels: Iterable[str]) -> None:
+        """Make the renames of files written with `sync_dir=False` durable."""
+        for parent in {self.abspath(rel).parent for rel in rels}:
+            _fsync_dir(parent)
 
     def delete(self, rel: str) -> None:
         try:

@@ -126,11 +126,18 @@ class SqliteIndex:
             "speaker": speaker_of(note),
         }
         db = self.db
-        old = db.execute("SELECT embedded_hash FROM notes WHERE id = ?", [note.id]).fetchone()
+        searched = ("content", "keywords", "tags", "context", "boxes", "created", "previous", "next")
+        old = db.execute(f"SELECT embedded_hash, {', '.join(searched)} FROM notes WHERE id = ?", [note.id]).fetchone()
         row["embedded_hash"] = old[0] if old else None
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         db.execute(f"INSERT OR REPLACE INTO notes({cols}) VALUES ({marks})", list(row.values()))
+        db.execute("DELETE FROM links WHERE src = ?", [note.id])
+        edges = [(note.id, d, "link") for d in note.links]
+        edges += [(note.id, d, kind) for d, kind in ((note.previous, "previous"), (note.next, "next")) if d]
+        db.conn.executemany("INSERT OR IGNORE INTO links(src, dst, kind) VALUES (?, ?, ?)", edges)
+        if old is not None and tuple(old[1:]) == tuple(row[c] for c in searched):
+            return  # only links changed (the pipeline's usual write): the searched text stands
         for table, col, values in (
             ("note_keywords", "keyword", note.keywords),
             ("note_tags", "tag", note.tags),
@@ -140,10 +147,6 @@ class SqliteIndex:
             db.conn.executemany(
                 f"INSERT OR IGNORE INTO {table}(note_id, {col}) VALUES (?, ?)", [(note.id, v) for v in values]
             )
-        db.execute("DELETE FROM links WHERE src = ?", [note.id])
-        edges = [(note.id, d, "link") for d in note.links]
-        edges += [(note.id, d, kind) for d, kind in ((note.previous, "previous"), (note.next, "next")) if d]
-        db.conn.executemany("INSERT OR IGNORE INTO links(src, dst, kind) VALUES (?, ?, ?)", edges)
         key = self._fts_key(note.id)
         db.execute("DELETE FROM notes_trigram WHERE rowid = ?", [key])
         db.execute("INSERT INTO notes_trigram(rowid, id, content) VALUES (?, ?, ?)", [key, note.id, note.content])

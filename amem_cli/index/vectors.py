@@ -14,8 +14,9 @@ class VectorIndex(Protocol):
 
     def delete(self, ids: list[str]) -> None: ...
 
-    def query(self, vector: list[float], k: int) -> list[tuple[str, float]]:
-        """The k nearest ids with cosine similarity, best first."""
+    def query(self, vectors: list[list[float]], k: int) -> list[list[tuple[str, float]]]:
+        """For each vector, the k nearest ids with cosine similarity, best first (one
+        call for many vectors: a call costs far more than a vector)."""
         ...
 
     def vectors_of(self, ids: list[str]) -> dict[str, list[float]]:
@@ -104,19 +105,19 @@ class ChromaVectorIndex:
         if ids:
             self._store.delete(ids=ids)
 
-    def query(self, vector: list[float], k: int) -> list[tuple[str, float]]:
-        if k <= 0:
-            return []
+    def query(self, vectors: list[list[float]], k: int) -> list[list[tuple[str, float]]]:
+        if k <= 0 or not vectors:
+            return [[] for _ in vectors]
         if self._collection is None and self._path is not None and (self._path / "chroma.sqlite3").exists():
             try:
                 if self._reader is None:
                     self._reader = _BindingsReader(self._path, self._name)
-                return self._reader.query(vector, k)
+                return self._reader.query(vectors, k)
             except Exception:
                 self._reader = None  # bindings of another chromadb version: the package below
         # Chroma caps n_results at what it holds; no count() first (a round trip per search).
-        res = self._store.query(query_embeddings=[vector], n_results=k, include=["distances"])
-        return [(i, 1.0 - float(d)) for i, d in zip(res["ids"][0], res["distances"][0])]
+        res = self._store.query(query_embeddings=vectors, n_results=k, include=["distances"])
+        return _similarities(res["ids"], res["distances"])
 
     def vectors_of(self, ids: list[str]) -> dict[str, list[float]]:
         if not ids:
@@ -154,6 +155,11 @@ class _BindingsReader:
         self._bindings = rb.Bindings(allow_reset=False, sqlite_db_config=config, persist_path=str(path), hnsw_cache_size=1000)
         self._id = str(self._bindings.get_collection(collection, self.TENANT, self.DATABASE).id)
 
-    def query(self, vector: list[float], k: int) -> list[tuple[str, float]]:
-        res = self._bindings.query(self._id, None, [vector], k, None, None, ["distances"], self.TENANT, self.DATABASE)
-        return [(i, 1.0 - float(d)) for i, d in zip(res.ids[0], res.distances[0])]
+    def query(self, vectors: list[list[float]], k: int) -> list[list[tuple[str, float]]]:
+        res = self._bindings.query(self._id, None, vectors, k, None, None, ["distances"], self.TENANT, self.DATABASE)
+        return _similarities(res.ids, res.distances)
+
+
+def _similarities(ids: list[list[str]], distances: list[list[float]]) -> list[list[tuple[str, float]]]:
+    """Chroma's cosine distances, per query, as similarities."""
+    return [[(i, 1.0 - float(d)) for i, d in zip(row, dist)] for row, dist in zip(ids, distances)]

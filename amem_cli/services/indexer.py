@@ -196,10 +196,15 @@ class Indexer:
             return self.vectors().vectors_of(ids)
 
     def nearest(self, vector: list[float], k: int) -> list[tuple[str, float]]:
-        """The k nearest notes by cosine similarity, read under the writer lock (a
-        concurrent write to Chroma's local store would fail the read with 'locked')."""
+        return self.nearest_many([vector], k)[0]
+
+    def nearest_many(self, vectors: list[list[float]], k: int) -> list[list[tuple[str, float]]]:
+        """For each vector, the k nearest notes by cosine similarity, read under the writer
+        lock (a concurrent write to Chroma's local store would fail the read with 'locked')."""
+        if not vectors:
+            return []
         with self.vault.lock():
-            return self.vectors().query(vector, k)
+            return self.vectors().query(vectors, k)
 
     def flush_vectors(self, progress: Progress | None = None) -> int:
         """Embed notes whose text changed, drop vectors of deleted notes. Returns how many were embedded."""

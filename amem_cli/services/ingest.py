@@ -80,8 +80,9 @@ class Ingester:
         """For each new note, the nearest note not from this transcript at cosine >= SIMILAR."""
         indexer, own, out = self.notes.indexer, set(ids), []
         vectors = indexer.vectors_of(ids)
-        for note_id in (i for i in ids if i in vectors):
-            for other, score in indexer.nearest(vectors[note_id], NEIGHBOURS + 1):
+        found = [i for i in ids if i in vectors]
+        for note_id, near in zip(found, indexer.nearest_many([vectors[i] for i in found], NEIGHBOURS + 1)):
+            for other, score in near:
                 if other not in own:
                     if score >= SIMILAR:
                         out.append({"id": note_id, "similar_to": other, "score": round(score, 2)})

@@ -151,22 +151,35 @@ class NoteService:
         """Re-read a note from its file, apply `change(note) -> note`, write it back;
         refuses if the file changes in between (a person's edit wins). `sync=False` when
         the caller has just synced (the pipeline's many small updates)."""
+        return self.update_many({note_id: change}, embed=embed, sync=sync)[note_id]
+
+    def update_many(self, changes: Mapping[str, Any], *, embed: bool = True, sync: bool = True) -> dict[str, Note]:
+        """`update` for many notes ({id: change}), under one lock and one index transaction:
+        the pipeline links a whole batch this way, each file read and written once."""
         if sync:
             self.indexer.sync()
-        with self.vault.lock():
-            path = self._path(note_id)
-            data = self.vault.read_bytes(path)
-            current = parse_note(data.decode("utf-8"), path=path, fallback_id=note_id)
-            new = change(replace(current))
-            if new == current:
-                return current
-            new.updated_at = now()
-            text = render_note(new)
-            stat = self.vault.write_text(path, text, expect_hash=content_hash(data))
-            self.indexer.record_written(new, path, stat, text)
+        out, written = {}, []
+        with self.vault.lock(), self.index.transaction():
+            try:
+                for note_id, change in changes.items():
+                    path = self._path(note_id)
+                    data = self.vault.read_bytes(path)
+                    current = parse_note(data.decode("utf-8"), path=path, fallback_id=note_id)
+                    new = change(replace(current))
+                    if new == current:
+                        out[note_id] = current
+                        continue
+                    new.updated_at = now()
+                    text = render_note(new)
+                    stat = self.vault.write_text(path, text, expect_hash=content_hash(data), sync_dir=False)
+                    written.append(path)
+                    self.indexer.record_written(new, path, stat, text)
+                    out[note_id] = new
+            finally:
+                self.vault.sync_dirs(written)
         if embed:
             self.indexer.flush_vectors()
-        return new
+        return out
 
     def revise(self, note_id: str, changes: dict[str, Any], *, cause: str | None, model: str | None) -> Note:
         """Evolution: change a note's context and/or tags (nothing else), keep the file as

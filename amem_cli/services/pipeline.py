@@ -121,17 +121,24 @@ class Pipeline:
 
     # -- after writing ----------------------------------------------------
     def connect(self, notes: list[Note]) -> None:
-        """Link each new note to related notes (both ways), then let those evolve."""
+        """Link each new note to related notes (both ways), then let those evolve. The
+        links of the whole batch are chosen first, against the vault as stored, and then
+        written with each file touched once (a note linked by many is rewritten once)."""
         vectors = self.indexer.vectors_of([n.id for n in notes])
-        for note in notes:
-            if note.id in vectors:
-                linked = self.propose_links(note, vectors[note.id])
-                # Decided before the backlinks are written: that write would make a
-                # person's note look as if amem had written it last.
-                evolvable = [t for t in linked if self._may_evolve(t)]
-                self._apply_links(note.id, linked)
-                for target in evolvable:
-                    self._evolve(note, target)
+        notes = [n for n in notes if n.id in vectors]
+        nearest = self.indexer.nearest_many([vectors[n.id] for n in notes], self.settings.link_k + 1)
+        pairs: list[tuple[str, str]] = []
+        evolutions: list[tuple[Note, str]] = []
+        for note, similar in zip(notes, nearest):
+            linked_now = {a if b == note.id else b for a, b in pairs if note.id in (a, b)}
+            linked = self.propose_links(note, vectors[note.id], similar=similar, exclude=linked_now)
+            # Decided before the backlinks are written: that write would make a
+            # person's note look as if amem had written it last.
+            evolutions += [(note, t) for t in linked if self._may_evolve(t)]
+            pairs += [(note.id, t) for t in linked]
+        self._apply_links(pairs)
+        for note, target in evolutions:
+            self._evolve(note, target)
 
     def revisit(self, note_id: str, *, dry_run: bool = False) -> dict:
         """`amem evolve`: link an existing note again and let all its linked notes evolve.
@@ -145,21 +152,24 @@ class Pipeline:
             if changes:
                 evolutions[target] = changes
         if not dry_run:
-            self._apply_links(note_id, new_links)
+            self._apply_links([(note_id, t) for t in new_links])
             for target, changes in evolutions.items():
                 self._revise(target, changes, note_id)
         return {"links": new_links, "evolutions": evolutions}
 
-    def propose_links(self, note: Note, vector: list[float]) -> list[str]:
-        """The notes the new note should link to (not yet linked either way)."""
+    def propose_links(
+        self, note: Note, vector: list[float], *, similar: list[tuple[str, float]] | None = None, exclude=()
+    ) -> list[str]:
+        """The notes the new note should link to (not yet linked either way, nor in
+        `exclude`). `similar`: its nearest notes, when the caller has them already."""
         s = self.settings
-        similar = dict(self.indexer.nearest(vector, s.link_k + 1))
+        similar = dict(self.indexer.nearest(vector, s.link_k + 1) if similar is None else similar)
         sharers = [i for i, _ in self.index.fts_search(note.keywords, s.link_k)] if note.keywords else []
         missing = [i for i in sharers if i not in similar]
         if missing:
             for i, v in self.indexer.vectors_of(missing).items():
                 similar[i] = cosine(vector, v)
-        for known in (note.id, *note.links, *note.backlinks):
+        for known in (note.id, *note.links, *note.backlinks, *exclude):
             similar.pop(known, None)
         others = self.index.get_many(similar)
         candidates = [Candidate(i, n.content, n.context, n.keywords, similar[i]) for i, n in others.items()]
@@ -168,13 +178,21 @@ class Pipeline:
         self.stats.count(decision)
         return decision.ids
 
-    def _apply_links(self, note_id: str, targets: list[str]) -> None:
-        if not targets:
-            return
-        self.notes.update(note_id, lambda n: replace(n, links=_merged(n.links, targets)), embed=False, sync=False)
-        for target in targets:
-            self.notes.update(target, lambda n: replace(n, backlinks=_merged(n.backlinks, [note_id])), embed=False, sync=False)
-        self.stats.links += len(targets)
+    def _apply_links(self, pairs: list[tuple[str, str]]) -> None:
+        """Write links (source, target) and their backlinks, each file once."""
+        links: dict[str, list[str]] = {}
+        backlinks: dict[str, list[str]] = {}
+        for source, target in pairs:
+            links.setdefault(source, []).append(target)
+            backlinks.setdefault(target, []).append(source)
+
+        def add(note_id: str) -> Callable[[Note], Note]:
+            return lambda n: replace(
+                n, links=_merged(n.links, links.get(note_id, [])), backlinks=_merged(n.backlinks, backlinks.get(note_id, []))
+            )
+
+        self.notes.update_many({i: add(i) for i in {**links, **backlinks}}, embed=False, sync=False)
+        self.stats.links += len(pairs)
 
     def _evolve(self, new: Note, target_id: str) -> None:
         changes = self._proposed_evolution(new, target_id)

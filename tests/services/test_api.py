@@ -365,7 +365,7 @@ def test_delete_removes_file_index_vector_and_links(memory):
     db = memory._c.index.db
     assert db.execute("SELECT count(*) FROM links WHERE dst = ?", [b.id]).fetchone()[0] == 0
     # The vector itself is gone from Chroma (after the flush a search triggers).
-    assert b.id not in {i for i, _ in memory._c.vectors.query([1.0] + [0.0] * 255, 50)}
+    assert b.id not in {i for i, _ in memory._c.vectors.query([[1.0] + [0.0] * 255], 50)[0]}
 
 
 def test_delete_removes_backlinks_of_the_deleted_note(memory):

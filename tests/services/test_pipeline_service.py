@@ -246,3 +246,26 @@ def test_a_note_written_by_a_person_is_linked_but_never_evolved(vault, scripted)
     assert new.links == [hand.id] and read(mem, hand.id).backlinks == [new.id]  # linked both ways
     assert read(mem, hand.id).context == "Migration policy."  # but not evolved
     assert mem._c.notes.history(hand.id) == []
+
+
+def test_a_batch_is_linked_with_each_file_written_once(vault, monkeypatch):
+    """add_many chooses the links of the whole batch, then writes every file once: a note
+    many new notes link to gets all its backlinks in one write, and links between notes
+    of the batch run both ways too. The full-text row stands (links are not searched)."""
+    with AgentMemory(vault, embedder="fake", llm="none", link_threshold=0.0) as mem:
+        hub = mem.add(POLICY, keywords=["Postgres migrations"])
+        writes = []
+        write_text = mem._c.vault.write_text
+        monkeypatch.setattr(mem._c.vault, "write_text", lambda rel, *a, **k: writes.append(rel) or write_text(rel, *a, **k))
+        batch = mem.add_many([{"content": f"{DEPLOY} Attempt {n}.", "keywords": ["Postgres migrations"]} for n in range(4)])
+        paths = [mem._c.index.path_of(i) for i in [hub.id, *(n.id for n in batch)]]
+        assert sorted(writes) == sorted(paths + paths[1:])  # new notes: stored, then linked; the hub once
+        notes = {i: mem.get(i) for i in [hub.id, *(n.id for n in batch)]}
+        assert len(notes[hub.id].backlinks) >= 2  # from several new notes, in its one write
+        for note in notes.values():
+            assert note.links or note.backlinks
+            for target in note.links:
+                assert note.id in notes[target].backlinks and note.id in read(mem, target).backlinks
+        in_batch = [(n.id, t) for n in batch for t in notes[n.id].links if t != hub.id]
+        assert in_batch  # the later notes of the batch link the earlier ones as well
+        assert hub.id in [h.note.id for h in mem.search("night migrations", top_k=3, mode="keyword")]

@@ -14,10 +14,10 @@ def test_a_new_process_reads_through_the_bindings_and_gets_the_clients_answer(tm
     writer = ChromaVectorIndex(path=tmp_path / "chroma", collection="amem_notes")
     writer.upsert(ids, vectors)
     query = [rng.uniform(-1, 1) for _ in range(16)]
-    expected = writer.query(query, 10)
+    expected = writer.query([query], 10)[0]
 
     reader = ChromaVectorIndex(path=tmp_path / "chroma", collection="amem_notes")
-    got = reader.query(query, 10)
+    got = reader.query([query], 10)[0]
     # If this fails after a chromadb upgrade, searches still work (through the package),
     # but a cold `amem search` pays ~1.6 s more: update _BindingsReader.
     assert reader._reader is not None and reader._client is None, "the bindings reader was not used"
@@ -25,4 +25,4 @@ def test_a_new_process_reads_through_the_bindings_and_gets_the_clients_answer(tm
     assert all(abs(a - b) < 1e-5 for (_, a), (_, b) in zip(got, expected))
     # The first write switches to the client, which then sees that write.
     reader.upsert(["fresh"], [query])
-    assert reader._reader is None and reader.query(query, 1)[0][0] == "fresh"
+    assert reader._reader is None and reader.query([query], 1)[0][0][0] == "fresh"
