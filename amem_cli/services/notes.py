@@ -90,12 +90,15 @@ class NoteService:
                 self._insert_after(after, notes[0], notes[-1])
             # One index transaction for the batch; a crash half-way leaves files the next sync indexes.
             with self.index.transaction():
-                for note, path in zip(notes, paths):
-                    if note.updated_at is None:
-                        note.updated_at = now()
-                    text = render_note(note)
-                    stat = self.vault.write_text(path, text)
-                    self.indexer.record_written(note, path, stat, text)
+                try:
+                    for note, path in zip(notes, paths):
+                        if note.updated_at is None:
+                            note.updated_at = now()
+                        text = render_note(note)
+                        stat = self.vault.write_text(path, text, sync_dir=False)
+                        self.indexer.record_written(note, path, stat, text)
+                finally:
+                    self.vault.sync_dirs(paths)  # the new files are durable before this returns
                 if defer:
                     self.index.enqueue([n.id for n in notes], now().isoformat())
         if embed:

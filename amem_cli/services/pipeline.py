@@ -126,12 +126,12 @@ class Pipeline:
         written with each file touched once (a note linked by many is rewritten once)."""
         vectors = self.indexer.vectors_of([n.id for n in notes])
         notes = [n for n in notes if n.id in vectors]
-        nearest = self.indexer.nearest_many([vectors[n.id] for n in notes], self.settings.link_k + 1)
+        candidates = self._candidates(notes, vectors)
         pairs: list[tuple[str, str]] = []
         evolutions: list[tuple[Note, str]] = []
-        for note, similar in zip(notes, nearest):
+        for note in notes:
             linked_now = {a if b == note.id else b for a, b in pairs if note.id in (a, b)}
-            linked = self.propose_links(note, vectors[note.id], similar=similar, exclude=linked_now)
+            linked = self.propose_links(note, candidates[note.id], exclude=linked_now)
             # Decided before the backlinks are written: that write would make a
             # person's note look as if amem had written it last.
             evolutions += [(note, t) for t in linked if self._may_evolve(t)]
@@ -145,7 +145,7 @@ class Pipeline:
         Returns {"links": new link ids, "evolutions": {id: changes}}; `dry_run` writes nothing."""
         note = self.notes.get(note_id)
         vector = self.indexer.vectors_of([note_id]).get(note_id)
-        new_links = self.propose_links(note, vector) if vector is not None else []
+        new_links = self.propose_links(note, self._candidates([note], {note_id: vector})[note_id]) if vector is not None else []
         evolutions = {}
         for target in dict.fromkeys(note.links + note.backlinks + new_links):
             changes = self._proposed_evolution(note, target)
@@ -157,18 +157,26 @@ class Pipeline:
                 self._revise(target, changes, note_id)
         return {"links": new_links, "evolutions": evolutions}
 
-    def propose_links(
-        self, note: Note, vector: list[float], *, similar: list[tuple[str, float]] | None = None, exclude=()
-    ) -> list[str]:
-        """The notes the new note should link to (not yet linked either way, nor in
-        `exclude`). `similar`: its nearest notes, when the caller has them already."""
+    def _candidates(self, notes: list[Note], vectors: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+        """For each note, the notes nearest it by embedding and those sharing its keywords,
+        with their cosine similarity. Batched: a store call costs more than a note."""
+        k = self.settings.link_k
+        nearest = self.indexer.nearest_many([vectors[n.id] for n in notes], k + 1)
+        similar = {n.id: dict(hits) for n, hits in zip(notes, nearest)}
+        sharers = {n.id: [i for i, _ in self.index.fts_search(n.keywords, k)] if n.keywords else [] for n in notes}
+        missing = {i for n in notes for i in sharers[n.id] if i not in similar[n.id]}
+        found = self.indexer.vectors_of(sorted(missing)) if missing else {}
+        for n in notes:
+            for i in sharers[n.id]:
+                if i not in similar[n.id] and i in found:
+                    similar[n.id][i] = cosine(vectors[n.id], found[i])
+        return similar
+
+    def propose_links(self, note: Note, similar: dict[str, float], *, exclude=()) -> list[str]:
+        """The notes the new note should link to among its candidates `similar` ({id:
+        cosine}), leaving out those already linked either way and those in `exclude`."""
         s = self.settings
-        similar = dict(self.indexer.nearest(vector, s.link_k + 1) if similar is None else similar)
-        sharers = [i for i, _ in self.index.fts_search(note.keywords, s.link_k)] if note.keywords else []
-        missing = [i for i in sharers if i not in similar]
-        if missing:
-            for i, v in self.indexer.vectors_of(missing).items():
-                similar[i] = cosine(vector, v)
+        similar = dict(similar)
         for known in (note.id, *note.links, *note.backlinks, *exclude):
             similar.pop(known, None)
         others = self.index.get_many(similar)
