@@ -198,7 +198,7 @@ class SqliteIndex:
             db.execute("DELETE FROM notes_trigram WHERE rowid = ?", key)
             db.execute("DELETE FROM fts_keys WHERE id = ?", [note_id])
         db.execute("DELETE FROM notes WHERE id = ?", [note_id])
-        db.execute("INSERT OR IGNORE INTO vector_deletes(id) VALUES (?)", [note_id])
+        self.queue_vector_deletes([note_id])
         for neighbour in row or ():
             if neighbour:
                 self._refresh_fts(neighbour)
@@ -301,6 +301,13 @@ class SqliteIndex:
     def clear_embedded(self) -> None:
         self.db.execute("UPDATE notes SET embedded_hash = NULL")
 
+    def forget_embedded(self, ids: list[str]) -> None:
+        """These notes' vectors are missing or wrong: the next flush embeds them again."""
+        self.db.conn.executemany("UPDATE notes SET embedded_hash = NULL WHERE id = ?", [(i,) for i in ids])
+
+    def queue_vector_deletes(self, ids: list[str]) -> None:
+        self.db.conn.executemany("INSERT OR IGNORE INTO vector_deletes(id) VALUES (?)", [(i,) for i in ids])
+
     def pending_vector_deletes(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM vector_deletes")]
 
@@ -386,6 +393,25 @@ class SqliteIndex:
     def queued(self, limit: int | None = None) -> list[str]:
         sql = "SELECT note_id FROM jobs ORDER BY seq" + (" LIMIT ?" if limit else "")
         return [r[0] for r in self.db.execute(sql, [limit] if limit else [])]
+
+    def claim_job(self, holder: str, now: float, lease: float) -> str | None:
+        """Give the oldest job nobody holds (or whose lease ran out) to `holder`, in one
+        statement, so two workers never get the same job."""
+        rows = self.db.execute(
+            "UPDATE jobs SET claimed_by = ?, lease_until = ? WHERE seq = (SELECT seq FROM jobs "
+            "WHERE claimed_by IS NULL OR lease_until < ? ORDER BY seq LIMIT 1) RETURNING note_id",
+            [holder, now + lease, now],
+        ).fetchall()
+        return rows[0][0] if rows else None
+
+    def claims(self) -> list[tuple[str, str, float]]:
+        """(note id, holder, lease end) of every job a worker holds."""
+        return [tuple(r) for r in self.db.execute(
+            "SELECT note_id, claimed_by, lease_until FROM jobs WHERE claimed_by IS NOT NULL ORDER BY seq")]
+
+    def release_job(self, note_id: str, holder: str) -> None:
+        self.db.execute("UPDATE jobs SET claimed_by = NULL, lease_until = NULL WHERE note_id = ? AND claimed_by = ?",
+                        [note_id, holder])
 
     def done(self, note_id: str) -> None:
         self.db.execute("DELETE FROM jobs WHERE note_id = ?", [note_id])
