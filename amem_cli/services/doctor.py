@@ -2,7 +2,8 @@
 
 Consistent: the note ids on disk, in SQLite and in the vector store are one set; SQLite's
 and the full-text tables' own checks pass; every link has its backlink; no temp file of
-an interrupted write is left; the queue holds no lost or duplicated job. A repair never
+an interrupted write is left; the queue holds no lost or duplicated job (a deferred
+note's file says its work is owed until it is done, so a lost queue is noticed). A repair never
 deletes a note file or changes a note's text: the index is rebuilt from the files, and
 only links, backlinks and sequence pointers in the frontmatter are mended.
 """
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..models import Note
 from ..store import content_hash
 from .indexer import Indexer
-from .jobs import JobQueue
+from .jobs import QUEUED, JobQueue
 
 if TYPE_CHECKING:
     from ..container import Container
@@ -234,6 +235,14 @@ class Doctor:
                 add(Problem("orphaned_job", note_id, f"queued work for {note_id}, which does not exist"))
         for note_id, holder in self.queue.expired():
             add(Problem("expired_claim", note_id, f"the work on {note_id} was claimed by {holder}, which is gone"))
+        for note_id in self._owed(disk):
+            add(Problem("lost_job", note_id, f"the work on {note_id} was queued (its file says so) but is in no queue"))
+
+    def _owed(self, disk: _Disk) -> dict[str, str]:
+        """{note id: when queued} of deferred notes whose work is in no queue."""
+        queued = set(self.c.index.queued())
+        owed = {i: n.metadata[QUEUED] for i, (_, n) in disk.notes.items() if QUEUED in n.metadata}
+        return {i: str(when) for i, when in sorted(owed.items()) if i not in queued}
 
     # -- repairing ----------------------------------------------------------
     def fix(self) -> DoctorReport:
@@ -269,7 +278,7 @@ class Doctor:
             fixed += self._mend_links()
         if kinds & VECTORS or c.index.pending_embeddings():
             fixed += self._mend_vectors()
-        if kinds & {"orphaned_job", "duplicate_job", "expired_claim"}:
+        if kinds & {"orphaned_job", "duplicate_job", "expired_claim", "lost_job"}:
             fixed += self._mend_queue()
 
     def _mend_links(self) -> list[str]:
@@ -316,7 +325,8 @@ class Doctor:
 
     def _mend_queue(self) -> list[str]:
         index, done = self.c.index, []
-        ids = set(self._read_disk().notes)
+        disk = self._read_disk()
+        ids = set(disk.notes)
         with index.transaction():
             for note_id, holder in self.queue.expired():
                 index.release_job(note_id, holder)
@@ -325,4 +335,7 @@ class Doctor:
                 if note_id not in ids:
                     index.done(note_id)
                     done.append(f"dropped the queued work for {note_id}, which does not exist")
+            for note_id, when in self._owed(disk).items():
+                index.enqueue([note_id], when)
+                done.append(f"queued the work on {note_id} again")
         return done

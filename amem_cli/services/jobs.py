@@ -11,6 +11,10 @@ import time
 
 from ..index.sqlite import SqliteIndex
 
+# The metadata key a deferred note's file carries until its work is done: the queue
+# lives in the index, which is derived, so the files must say which work is owed.
+QUEUED = "amem_queued"
+
 # Long enough for one note's model work on a slow machine. A holder on this host that
 # is no longer running loses its jobs at once; the lease is for the rest.
 LEASE_SECONDS = 600.0
@@ -33,7 +37,11 @@ def holder_gone(holder: str) -> bool:
         return True
     except OSError:
         return False  # alive, another user's
-    return False
+    try:  # killed but not yet reaped by its parent: as good as gone
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rpartition(")")[2].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
 
 
 class JobQueue:

@@ -15,6 +15,7 @@ from ..models import Note
 from ..store import content_hash
 from ..timeutil import now, to_datetime
 from .indexer import Indexer
+from .jobs import QUEUED
 
 NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", "metadata")
 
@@ -81,6 +82,10 @@ class NoteService:
                 raise UsageError("the note is empty", hint="give the note some text")
         if self.pipeline is not None and not defer:
             self.pipeline.build(notes)
+        queued_at = now().isoformat()
+        if defer:
+            for note in notes:
+                note.metadata = {**note.metadata, QUEUED: queued_at}
         if chain:
             for before, note in zip(notes, notes[1:]):
                 before.next, note.previous = note.id, before.id
@@ -97,7 +102,7 @@ class NoteService:
                     stat = self.vault.write_text(path, text)
                     self.indexer.record_written(note, path, stat, text)
                 if defer:
-                    self.index.enqueue([n.id for n in notes], now().isoformat())
+                    self.index.enqueue([n.id for n in notes], queued_at)
         if embed:
             self.indexer.flush_vectors()
             if self.pipeline is not None and not defer:

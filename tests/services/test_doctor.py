@@ -181,3 +181,20 @@ def test_check_changes_nothing(three):
     assert not three.doctor().ok  # still there: check does not sync
     assert three._c.index.db.execute("SELECT count(*) FROM notes").fetchone() == before
     assert db.exists()
+
+
+def test_lost_queue_is_rebuilt_from_the_files(memory):
+    queued = memory.add("tea with Alice, to be linked later", defer=True)
+    done = memory.add("coffee with Bob", defer=True)
+    assert memory.process(limit=2) == [queued.id, done.id]
+    queued = memory.add("tea with Carol, to be linked later", defer=True)
+    assert memory.doctor().ok
+    c = memory._c
+    with c.index.transaction():
+        c.index.done(queued.id)  # as if .amem/ had been deleted with the queue in it
+    assert [p.kind for p in memory.doctor().problems] == ["lost_job"]
+    fixed_and_consistent(memory, "lost_job")
+    assert c.index.queued() == [queued.id]
+    assert memory.process() == [queued.id]
+    assert "amem_queued" not in memory.get(queued.id).metadata and "amem_queued" not in memory.get(done.id).metadata
+    assert memory.doctor().ok
