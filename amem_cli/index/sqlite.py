@@ -417,14 +417,20 @@ class SqliteIndex:
         self.db.execute("DELETE FROM jobs WHERE note_id = ?", [note_id])
 
     # -- revisions (evolution's changes, for history and undo) -------------
-    def add_revision(self, rev: dict) -> None:
-        self.db["revisions"].insert(rev)
+    def add_revision(self, rev: dict) -> int:
+        """Record a revision; returns its seq."""
+        return self.db["revisions"].insert(rev).last_pk
 
     def revisions(self, note_id: str) -> list[dict]:
         """The note's revisions, oldest first."""
         rows = self.db.execute("SELECT * FROM revisions WHERE note_id = ? ORDER BY seq", [note_id])
         names = [c[0] for c in rows.description]
         return [dict(zip(names, r)) for r in rows.fetchall()]
+
+    def last_revisions(self) -> list[tuple[str, int, bytes, str]]:
+        """(note id, seq, old bytes, new hash) of each note's latest revision."""
+        return [tuple(r) for r in self.db.execute(
+            "SELECT note_id, seq, old_bytes, new_hash FROM revisions WHERE seq IN (SELECT max(seq) FROM revisions GROUP BY note_id)")]
 
     def drop_revision(self, seq: int) -> None:
         self.db.execute("DELETE FROM revisions WHERE seq = ?", [seq])

@@ -111,6 +111,7 @@ class Doctor:
                 self._check_vectors(add)
             self._check_links(disk, add)
             self._check_queue(disk, add)
+            self._check_revisions(disk, add)
         return report
 
     def _read_disk(self) -> _Disk:
@@ -244,6 +245,21 @@ class Doctor:
         owed = {i: n.metadata[QUEUED] for i, (_, n) in disk.notes.items() if QUEUED in n.metadata}
         return {i: str(when) for i, when in sorted(owed.items()) if i not in queued}
 
+    def _unapplied_revisions(self, disk: _Disk) -> list[tuple[str, int]]:
+        """(note id, seq) of latest revisions whose file is still as it was before them:
+        recorded ahead of a write that a kill prevented."""
+        out = []
+        for note_id, seq, old_bytes, new_hash in self.c.index.last_revisions():
+            path = disk.notes[note_id][0] if note_id in disk.notes else None
+            now_hash = disk.hashes.get(path) if path else None
+            if now_hash is not None and now_hash != new_hash and now_hash == content_hash(bytes(old_bytes)):
+                out.append((note_id, seq))
+        return out
+
+    def _check_revisions(self, disk: _Disk, add) -> None:
+        for note_id, seq in self._unapplied_revisions(disk):
+            add(Problem("unapplied_revision", note_id, f"revision {seq} of {note_id} was recorded but never written"))
+
     # -- repairing ----------------------------------------------------------
     def fix(self) -> DoctorReport:
         """Repair what `check` finds, from the files; then check again. The returned report
@@ -280,6 +296,11 @@ class Doctor:
             fixed += self._mend_vectors()
         if kinds & {"orphaned_job", "duplicate_job", "expired_claim", "lost_job"}:
             fixed += self._mend_queue()
+        if "unapplied_revision" in kinds:
+            with c.index.transaction():
+                for note_id, seq in self._unapplied_revisions(self._read_disk()):
+                    c.index.drop_revision(seq)
+                    fixed.append(f"dropped revision {seq} of {note_id}, which was never written")
 
     def _mend_links(self) -> list[str]:
         """Links are the truth of the graph: backlinks follow them; pointers to notes that

@@ -152,10 +152,11 @@ class NoteService:
             notes.append(self.build(content, **item))
         return self.add_notes(notes, chain=True, after=after, defer=defer)
 
-    def update(self, note_id: str, change, *, embed: bool = True, sync: bool = True) -> Note:
+    def update(self, note_id: str, change, *, embed: bool = True, sync: bool = True, journal=None) -> Note:
         """Re-read a note from its file, apply `change(note) -> note`, write it back;
         refuses if the file changes in between (a person's edit wins). `sync=False` when
-        the caller has just synced (the pipeline's many small updates)."""
+        the caller has just synced (the pipeline's many small updates). `journal(current,
+        new, old_bytes, text)` is called just before the file is written."""
         if sync:
             self.indexer.sync()
         with self.vault.lock():
@@ -167,6 +168,8 @@ class NoteService:
                 return current
             new.updated_at = now()
             text = render_note(new)
+            if journal is not None:
+                journal(current, new, data, text)
             stat = self.vault.write_text(path, text, expect_hash=content_hash(data))
             self.indexer.record_written(new, path, stat, text)
         if embed:
@@ -179,18 +182,26 @@ class NoteService:
         if not changes or set(changes) - {"context", "tags"}:
             raise UsageError("evolution may change only a note's context and tags")
         self.indexer.sync()
-        with self.vault.lock():
-            before = self.vault.read_bytes(self._path(note_id))
-            old = self.get(note_id, sync=False)
-            new = self.update(note_id, lambda n: replace(n, **changes), embed=False, sync=False)
-            after = self.vault.read_bytes(self._path(note_id))
+        recorded: list[int] = []
+
+        def journal(old: Note, new: Note, before: bytes, text: str) -> None:
+            # Recorded ahead of the file: a kill in between leaves a revision that never
+            # happened (doctor finds and drops it), never a change without its revision.
             with self.index.transaction():
-                self.index.add_revision({
+                recorded.append(self.index.add_revision({
                     "note_id": note_id, "cause": cause, "model": model, "at": now().isoformat(),
                     "old_context": old.context, "new_context": new.context,
                     "old_tags": json.dumps(old.tags), "new_tags": json.dumps(new.tags),
-                    "old_bytes": before, "new_hash": content_hash(after),
-                })
+                    "old_bytes": before, "new_hash": content_hash(text.encode("utf-8")),
+                }))
+
+        try:
+            new = self.update(note_id, lambda n: replace(n, **changes), embed=False, sync=False, journal=journal)
+        except BaseException:
+            with self.index.transaction():
+                for seq in recorded:  # the file was not written (a person's edit came first)
+                    self.index.drop_revision(seq)
+            raise
         self.indexer.flush_vectors()
         return new
 

@@ -198,3 +198,31 @@ def test_lost_queue_is_rebuilt_from_the_files(memory):
     assert memory.process() == [queued.id]
     assert "amem_queued" not in memory.get(queued.id).metadata and "amem_queued" not in memory.get(done.id).metadata
     assert memory.doctor().ok
+
+
+def test_revision_recorded_but_never_written(three):
+    """A kill between recording an evolution and writing the file leaves a revision of a
+    change that never happened: doctor drops it, so `undo` and `history` stay truthful."""
+    c = three._c
+    c.notes.revise("c", {"context": "Cherries, after the apples."}, cause="a", model="fake")
+    before = (three.path / "c.md").read_bytes()
+    with c.index.transaction():
+        c.index.add_revision({"note_id": "c", "cause": "a", "model": "fake", "at": "2025-01-01T00:00:00+00:00",
+                              "old_context": "", "new_context": "never", "old_tags": "[]", "new_tags": "[]",
+                              "old_bytes": before, "new_hash": "not-written"})
+    fixed = fixed_and_consistent(three, "unapplied_revision")
+    assert [r["new_context"] for r in c.notes.history("c")] == ["Cherries, after the apples."]
+    assert any("never written" in f for f in fixed)
+    assert c.notes.undo("c").context == ""
+
+
+def test_a_refused_evolution_leaves_no_revision(three, monkeypatch):
+    from amem_cli.errors import ConflictError
+
+    def refuse(*args, **kwargs):
+        raise ConflictError("c.md changed on disk while amem was working on it")
+
+    monkeypatch.setattr(three._c.vault, "write_text", refuse)
+    with pytest.raises(ConflictError):
+        three._c.notes.revise("c", {"context": "Cherries, after the apples."}, cause="a", model="fake")
+    assert three._c.notes.history("c") == []
