@@ -20,6 +20,7 @@ import json
 import os
 import random
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -156,6 +157,7 @@ class Zygote:
     def close(self) -> None:
         self.proc.stdin.close()
         self.proc.wait(timeout=30)
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 @dataclass
@@ -288,6 +290,7 @@ class Lane:
 
     def close(self) -> None:
         self.zygote.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def run_crashes(root: Path, *, kills: int, lanes: int = 2, seed: int = 7, env: dict[str, str] | None = None) -> Stats:
@@ -304,6 +307,8 @@ def run_crashes(root: Path, *, kills: int, lanes: int = 2, seed: int = 7, env: d
             while sum(lane.stats.kills.values()) < per_lane and len(lane.stats.failures) < 5:
                 op = min(OPS, key=lambda o: (lane.stats.kills[o], OPS.index(o)))  # the op with the fewest kills
                 lane.attempt(op)
+        except Exception as exc:  # the harness itself broke: say so in the figures
+            lane.stats.failures.append(f"{lane.name} harness: {exc.__class__.__name__}: {exc}")
         finally:
             lane.close()
             results.append(lane.stats)
