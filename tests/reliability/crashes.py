@@ -1,6 +1,7 @@
 """A crash harness: SIGKILL `amem` at random moments during add, evolve, import and
 reindex; after each kill `amem doctor` must find the vault consistent, or `amem doctor
---fix` must make it so, and every acknowledged note must be on disk with its exact text.
+--fix` must make it so, every acknowledged note must be on disk with its exact text,
+and a search by meaning must still find one.
 
 Used by tests/reliability/test_crash.py (a bounded run in CI) and benchmarks/crash.py
 (any number of kills).
@@ -258,6 +259,7 @@ class Lane:
             self.duration[op] = max(run.elapsed, 0.05)  # the vault grows: so do reindex and evolve
         self.doctor(op if run.killed else None)
         self.check_acknowledged()
+        self.check_found()
 
     def doctor(self, killed_op: str | None) -> None:
         run = self.zygote.run(self.amem("doctor", "--json"))
@@ -287,6 +289,14 @@ class Lane:
                 content = f"<{exc}>"
             if content != text and note_id not in self.stats.lost:
                 self.stats.lost.append(note_id)
+
+    def check_found(self) -> None:
+        """The vector store still answers after the kill: an acknowledged note's own text
+        finds it first by meaning (the fake embedder gives equal texts equal vectors)."""
+        note_id = self.rng.choice(sorted(self.acked))
+        run = self.zygote.run(self.amem("search", self.acked[note_id], "--mode", "semantic", "--json", "--limit", "1"))
+        if self._expect_ok(run, "search") and [h["id"] for h in json.loads(run.stdout)] != [note_id]:
+            self.stats.failures.append(f"{self.name} search by its own text did not find {note_id}: {run.stdout[:300]}")
 
     def close(self) -> None:
         self.zygote.close()
