@@ -62,11 +62,11 @@ class DoctorReport:
 
     def summary(self) -> str:
         if self.ok:
-            return f"consistent: {self.notes} notes"
+            return f"consistent: {_count(self.notes, 'note')}"
         counts: dict[str, int] = {}
         for p in self.problems:
             counts[p.kind] = counts.get(p.kind, 0) + 1
-        return f"{len(self.problems)} problems: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        return f"{_count(len(self.problems), 'problem')}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -200,7 +200,7 @@ class Doctor:
 
     def _check_vectors(self, add) -> None:
         index = self.c.index
-        vectors = self.c.indexer.vectors()
+        vectors = self.c.vectors  # not indexer.vectors(): that records the embedder, and check writes nothing
         vectors.reload()  # what other processes wrote, not this process's cached view
         stored = set(vectors.ids())
         pending = set(index.pending_embeddings())
@@ -341,8 +341,8 @@ class Doctor:
             index.forget_embedded(missing)
             index.queue_vector_deletes(orphaned)
         embedded = self.c.indexer.flush_vectors()
-        done = [f"embedded {embedded} notes"] if embedded else []
-        return done + ([f"removed {len(orphaned)} vectors of no note"] if orphaned else [])
+        done = [f"embedded {_count(embedded, 'note')}"] if embedded else []
+        return done + ([f"removed {_count(len(orphaned), 'vector')} of no note"] if orphaned else [])
 
     def _mend_queue(self) -> list[str]:
         index, done = self.c.index, []
@@ -360,3 +360,7 @@ class Doctor:
                 index.enqueue([note_id], when)
                 done.append(f"queued the work on {note_id} again")
         return done
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"

@@ -9,7 +9,7 @@ def test_doctor_consistent(run):
     assert run("add", "tea with Alice").exit_code == 0
     res = run("doctor")
     assert res.exit_code == 0, res.output
-    assert res.stdout.strip() == "Consistent: 1 notes."
+    assert res.stdout.strip() == "Consistent: 1 note."
 
 
 def test_doctor_reports_then_fixes(run, vault):
@@ -26,7 +26,7 @@ def test_doctor_reports_then_fixes(run, vault):
     res = run("doctor", "--fix")
     assert res.exit_code == 0, res.output
     assert f"fixed: removed .{note_id}.md.abcd1234.tmp" in res.stdout
-    assert res.stdout.strip().endswith("Consistent: 1 notes.")
+    assert res.stdout.strip().endswith("Consistent: 1 note.")
     assert not (vault / f".{note_id}.md.abcd1234.tmp").exists()
     assert run("doctor").exit_code == 0
     assert json.loads(run("show", note_id, "--json").stdout)["content"] == "tea with Alice"

@@ -105,7 +105,7 @@ def test_vectors_missing_stale_and_orphaned(three):
     c.indexer._wrote_vectors()
     fixed = fixed_and_consistent(three, "missing_vector", "orphaned_vector", "stale_vector")
     assert sorted(c.vectors.ids()) == ["a", "b", "c"]
-    assert "removed 1 vectors of no note" in fixed
+    assert "removed 1 vector of no note" in fixed
 
 
 def test_full_text_row_missing(three):
