@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import load_settings
 from .container import Container
@@ -14,6 +14,9 @@ from .models import Note
 from .services.context import build_context
 from .services.importer import ImportReport
 from .services.notes import NoteService
+
+if TYPE_CHECKING:
+    from .services.doctor import DoctorReport
 
 
 class NoteBuilder:
@@ -121,6 +124,11 @@ class AgentMemory:
     def sync(self):
         """Pick up files edited by others now (otherwise seen within ~0.05 s)."""
         return self._c.indexer.sync(force=True)
+
+    def doctor(self, fix: bool = False) -> "DoctorReport":
+        """Check that the files, the index, the vectors, the links and the queue agree
+        (`report.ok`, `report.problems`); `fix` repairs them from the files first."""
+        return self._c.doctor.run(fix=fix)
 
     def retrieve(self, query: str, top_k: int = 5) -> list[Note]:
         return [hit.note for hit in self._c.search.search(query, limit=top_k)]

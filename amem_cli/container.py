@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from .config import Settings
 from .embed.base import Embedder
@@ -16,6 +17,9 @@ from .services.ingest import Ingester
 from .services.notes import NoteService
 from .services.search import RetrievalSettings, SearchService
 from .store import Vault
+
+if TYPE_CHECKING:
+    from .services.doctor import Doctor
 
 
 class Container:
@@ -91,6 +95,12 @@ class Container:
     @cached_property
     def ingester(self) -> Ingester:
         return Ingester(self.notes)
+
+    @cached_property
+    def doctor(self) -> "Doctor":
+        from .services.doctor import Doctor
+
+        return Doctor(self)
 
     @cached_property
     def search(self) -> SearchService:

@@ -60,3 +60,9 @@ class IndexMismatchError(AmemError):
     """The index was built with another embedding model."""
 
     exit_code = 7
+
+
+class InconsistentError(AmemError):
+    """`amem doctor` found the files, the index, the vectors or the queue out of step."""
+
+    exit_code = 8

@@ -100,3 +100,16 @@ def m005_pending_embeddings(db):
             WHERE embedded_hash IS NULL OR embedded_hash != text_hash;
         """
     )
+
+
+@migrations()
+def m006_job_claims(db):
+    # Several workers (the warm server's, the MCP server's, `amem process`) share one
+    # queue: a worker claims a job before doing it, for a lease, so no job is done twice
+    # and a killed worker's job goes to the next one (`claimed_by`: host:pid:thread).
+    db.executescript(
+        """
+        ALTER TABLE jobs ADD COLUMN claimed_by TEXT;
+        ALTER TABLE jobs ADD COLUMN lease_until REAL;
+        """
+    )

@@ -201,7 +201,7 @@ class SqliteIndex:
             db.execute("DELETE FROM notes_trigram WHERE rowid = ?", key)
             db.execute("DELETE FROM fts_keys WHERE id = ?", [note_id])
         db.execute("DELETE FROM notes WHERE id = ?", [note_id])
-        db.execute("INSERT OR IGNORE INTO vector_deletes(id) VALUES (?)", [note_id])
+        self.queue_vector_deletes([note_id])
         for neighbour in row or ():
             if neighbour:
                 self._refresh_fts(neighbour)
@@ -304,6 +304,13 @@ class SqliteIndex:
     def clear_embedded(self) -> None:
         self.db.execute("UPDATE notes SET embedded_hash = NULL")
 
+    def forget_embedded(self, ids: list[str]) -> None:
+        """These notes' vectors are missing or wrong: the next flush embeds them again."""
+        self.db.conn.executemany("UPDATE notes SET embedded_hash = NULL WHERE id = ?", [(i,) for i in ids])
+
+    def queue_vector_deletes(self, ids: list[str]) -> None:
+        self.db.conn.executemany("INSERT OR IGNORE INTO vector_deletes(id) VALUES (?)", [(i,) for i in ids])
+
     def pending_vector_deletes(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM vector_deletes")]
 
@@ -390,18 +397,43 @@ class SqliteIndex:
         sql = "SELECT note_id FROM jobs ORDER BY seq" + (" LIMIT ?" if limit else "")
         return [r[0] for r in self.db.execute(sql, [limit] if limit else [])]
 
+    def claim_job(self, holder: str, now: float, lease: float) -> str | None:
+        """Give the oldest job nobody holds (or whose lease ran out) to `holder`, in one
+        statement, so two workers never get the same job."""
+        rows = self.db.execute(
+            "UPDATE jobs SET claimed_by = ?, lease_until = ? WHERE seq = (SELECT seq FROM jobs "
+            "WHERE claimed_by IS NULL OR lease_until < ? ORDER BY seq LIMIT 1) RETURNING note_id",
+            [holder, now + lease, now],
+        ).fetchall()
+        return rows[0][0] if rows else None
+
+    def claims(self) -> list[tuple[str, str, float]]:
+        """(note id, holder, lease end) of every job a worker holds."""
+        return [tuple(r) for r in self.db.execute(
+            "SELECT note_id, claimed_by, lease_until FROM jobs WHERE claimed_by IS NOT NULL ORDER BY seq")]
+
+    def release_job(self, note_id: str, holder: str) -> None:
+        self.db.execute("UPDATE jobs SET claimed_by = NULL, lease_until = NULL WHERE note_id = ? AND claimed_by = ?",
+                        [note_id, holder])
+
     def done(self, note_id: str) -> None:
         self.db.execute("DELETE FROM jobs WHERE note_id = ?", [note_id])
 
     # -- revisions (evolution's changes, for history and undo) -------------
-    def add_revision(self, rev: dict) -> None:
-        self.db["revisions"].insert(rev)
+    def add_revision(self, rev: dict) -> int:
+        """Record a revision; returns its seq."""
+        return self.db["revisions"].insert(rev).last_pk
 
     def revisions(self, note_id: str) -> list[dict]:
         """The note's revisions, oldest first."""
         rows = self.db.execute("SELECT * FROM revisions WHERE note_id = ? ORDER BY seq", [note_id])
         names = [c[0] for c in rows.description]
         return [dict(zip(names, r)) for r in rows.fetchall()]
+
+    def last_revisions(self) -> list[tuple[str, int, bytes, str]]:
+        """(note id, seq, old bytes, new hash) of each note's latest revision."""
+        return [tuple(r) for r in self.db.execute(
+            "SELECT note_id, seq, old_bytes, new_hash FROM revisions WHERE seq IN (SELECT max(seq) FROM revisions GROUP BY note_id)")]
 
     def drop_revision(self, seq: int) -> None:
         self.db.execute("DELETE FROM revisions WHERE seq = ?", [seq])

@@ -23,6 +23,10 @@ class VectorIndex(Protocol):
         """The stored vectors of those ids that have one."""
         ...
 
+    def ids(self) -> list[str]:
+        """Every id that has a vector."""
+        ...
+
     def reload(self) -> None: ...
 
     def reset(self) -> None: ...
@@ -124,6 +128,14 @@ class ChromaVectorIndex:
             return {}
         res = self._store.get(ids=list(ids), include=["embeddings"])
         return {i: [float(x) for x in v] for i, v in zip(res["ids"], res["embeddings"])}
+
+    def ids(self) -> list[str]:
+        step, out = 5000, []
+        while batch := self._store.get(include=[], limit=step, offset=len(out))["ids"]:
+            out.extend(batch)
+            if len(batch) < step:
+                break
+        return out
 
     def count(self) -> int:
         return self._store.count()

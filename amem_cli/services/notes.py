@@ -15,6 +15,7 @@ from ..models import Note
 from ..store import content_hash
 from ..timeutil import now, to_datetime
 from .indexer import Indexer
+from .jobs import QUEUED
 
 NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", "metadata")
 
@@ -81,6 +82,10 @@ class NoteService:
                 raise UsageError("the note is empty", hint="give the note some text")
         if self.pipeline is not None and not defer:
             self.pipeline.build(notes)
+        queued_at = now().isoformat()
+        if defer:
+            for note in notes:
+                note.metadata = {**note.metadata, QUEUED: queued_at}
         if chain:
             for before, note in zip(notes, notes[1:]):
                 before.next, note.previous = note.id, before.id
@@ -100,7 +105,7 @@ class NoteService:
                 finally:
                     self.vault.sync_dirs(paths)  # the new files are durable before this returns
                 if defer:
-                    self.index.enqueue([n.id for n in notes], now().isoformat())
+                    self.index.enqueue([n.id for n in notes], queued_at)
         if embed:
             self.indexer.flush_vectors()
             if self.pipeline is not None and not defer:
@@ -150,11 +155,18 @@ class NoteService:
             notes.append(self.build(content, **item))
         return self.add_notes(notes, chain=True, after=after, defer=defer)
 
-    def update(self, note_id: str, change, *, embed: bool = True, sync: bool = True) -> Note:
+    def update(self, note_id: str, change, *, embed: bool = True, sync: bool = True, journal=None) -> Note:
         """Re-read a note from its file, apply `change(note) -> note`, write it back;
         refuses if the file changes in between (a person's edit wins). `sync=False` when
-        the caller has just synced (the pipeline's many small updates)."""
-        return self.update_many({note_id: change}, embed=embed, sync=sync)[note_id]
+        the caller has just synced (the pipeline's many small updates). `journal(current,
+        new, old_bytes, text)` is called just before the file is written."""
+        if sync:
+            self.indexer.sync()
+        with self.vault.lock():
+            new = self._rewrite(note_id, change, journal=journal)
+        if embed:
+            self.indexer.flush_vectors()
+        return new
 
     def update_many(self, changes: Mapping[str, Any], *, embed: bool = True, sync: bool = True) -> dict[str, Note]:
         """`update` for many notes ({id: change}), under one lock and one index transaction:
@@ -165,24 +177,31 @@ class NoteService:
         with self.vault.lock(), self.index.transaction():
             try:
                 for note_id, change in changes.items():
-                    path = self._path(note_id)
-                    data = self.vault.read_bytes(path)
-                    current = parse_note(data.decode("utf-8"), path=path, fallback_id=note_id)
-                    new = change(replace(current))
-                    if new == current:
-                        out[note_id] = current
-                        continue
-                    new.updated_at = now()
-                    text = render_note(new)
-                    stat = self.vault.write_text(path, text, expect_hash=content_hash(data), sync_dir=False)
-                    written.append(path)
-                    self.indexer.record_written(new, path, stat, text)
-                    out[note_id] = new
+                    out[note_id] = self._rewrite(note_id, change, written=written)
             finally:
                 self.vault.sync_dirs(written)
         if embed:
             self.indexer.flush_vectors()
         return out
+
+    def _rewrite(self, note_id: str, change, *, journal=None, written: list[str] | None = None) -> Note:
+        """One note's read, change and write (the caller holds the lock). With `written`,
+        the path is added to it and the directory's fsync left to the caller."""
+        path = self._path(note_id)
+        data = self.vault.read_bytes(path)
+        current = parse_note(data.decode("utf-8"), path=path, fallback_id=note_id)
+        new = change(replace(current))
+        if new == current:
+            return current
+        new.updated_at = now()
+        text = render_note(new)
+        if journal is not None:
+            journal(current, new, data, text)
+        stat = self.vault.write_text(path, text, expect_hash=content_hash(data), sync_dir=written is None)
+        if written is not None:
+            written.append(path)
+        self.indexer.record_written(new, path, stat, text)
+        return new
 
     def revise(self, note_id: str, changes: dict[str, Any], *, cause: str | None, model: str | None) -> Note:
         """Evolution: change a note's context and/or tags (nothing else), keep the file as
@@ -190,18 +209,26 @@ class NoteService:
         if not changes or set(changes) - {"context", "tags"}:
             raise UsageError("evolution may change only a note's context and tags")
         self.indexer.sync()
-        with self.vault.lock():
-            before = self.vault.read_bytes(self._path(note_id))
-            old = self.get(note_id, sync=False)
-            new = self.update(note_id, lambda n: replace(n, **changes), embed=False, sync=False)
-            after = self.vault.read_bytes(self._path(note_id))
+        recorded: list[int] = []
+
+        def journal(old: Note, new: Note, before: bytes, text: str) -> None:
+            # Recorded ahead of the file: a kill in between leaves a revision that never
+            # happened (doctor finds and drops it), never a change without its revision.
             with self.index.transaction():
-                self.index.add_revision({
+                recorded.append(self.index.add_revision({
                     "note_id": note_id, "cause": cause, "model": model, "at": now().isoformat(),
                     "old_context": old.context, "new_context": new.context,
                     "old_tags": json.dumps(old.tags), "new_tags": json.dumps(new.tags),
-                    "old_bytes": before, "new_hash": content_hash(after),
-                })
+                    "old_bytes": before, "new_hash": content_hash(text.encode("utf-8")),
+                }))
+
+        try:
+            new = self.update(note_id, lambda n: replace(n, **changes), embed=False, sync=False, journal=journal)
+        except BaseException:
+            with self.index.transaction():
+                for seq in recorded:  # the file was not written (a person's edit came first)
+                    self.index.drop_revision(seq)
+            raise
         self.indexer.flush_vectors()
         return new
 

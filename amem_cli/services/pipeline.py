@@ -14,6 +14,7 @@ from ..llm.fake import NoLLM
 from ..models import Note
 from ..pipeline import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
 from ..pipeline.construct import candidate_phrases, cosine
+from .jobs import QUEUED, JobQueue
 
 # A file modified this long after amem last wrote it (its `updated`) was edited by hand.
 HAND_EDIT_SLACK = timedelta(seconds=2)
@@ -52,6 +53,7 @@ class Pipeline:
         self._llm: LLM | None = None
         self.settings = settings or PipelineSettings()
         self.stats = PipelineStats()
+        self.queue = JobQueue(self.index)
 
     @property
     def llm(self) -> LLM:
@@ -90,17 +92,26 @@ class Pipeline:
     # -- deferred work ----------------------------------------------------
     def process(self, limit: int | None = None, progress: Callable[[int, int], None] | None = None) -> list[str]:
         """Work the queue of deferred notes in order: build what is missing, link, evolve.
-        A job leaves the queue only once done, so a killed run resumes where it stopped."""
-        ids = self.index.queued(limit)
-        for n, note_id in enumerate(ids, 1):
-            note = self.index.get(note_id)
-            if note is not None:
-                self._complete(note)
-            with self.index.transaction():
-                self.index.done(note_id)
+        Each job is claimed first, so no other worker does it too, and leaves the queue
+        only once done: a killed worker's job goes to the next one."""
+        total = len(self.index.queued(limit))
+        done: list[str] = []
+        while limit is None or len(done) < limit:
+            note_id = self.queue.claim()
+            if note_id is None:
+                break
+            try:
+                note = self.index.get(note_id)
+                if note is not None:
+                    self._complete(note)
+            except BaseException:
+                self.queue.release(note_id)
+                raise
+            self.queue.finish(note_id)
+            done.append(note_id)
             if progress:
-                progress(n, len(ids))
-        return ids
+                progress(len(done), max(total, len(done)))
+        return done
 
     def _complete(self, stored: Note) -> None:
         built = replace(stored, keywords=list(stored.keywords), tags=list(stored.tags), boxes=list(stored.boxes))
@@ -113,7 +124,7 @@ class Pipeline:
                 tags=n.tags or built.tags,
                 context=n.context or built.context,
                 boxes=n.boxes or built.boxes,
-                metadata={**built.metadata, **n.metadata},
+                metadata={k: v for k, v in {**built.metadata, **n.metadata}.items() if k != QUEUED},
             )
 
         self.notes.update(stored.id, fill)

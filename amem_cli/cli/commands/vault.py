@@ -1,4 +1,4 @@
-"""Commands on the whole vault: init, reindex, status."""
+"""Commands on the whole vault: init, config, reindex, status, doctor."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import typer
 
 from ..app import command, container
 from ..options import JsonOpt
-from ...errors import UsageError
-from ..output import console, print_json
+from ...errors import InconsistentError, UsageError
+from ..output import console, escape, print_json, warn
 
 GITIGNORE = "# amem's index is derived from the notes: `amem reindex` rebuilds it.\n.amem/\n"
 
@@ -106,3 +106,30 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     console.print(f"  embedding model: {model}; vectors: {st.vector_store}")
     for e in st.errors:
         console.print(f"  [red]problem:[/] {e}")
+
+
+@command("doctor")
+def doctor(
+    ctx: typer.Context,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Repair from the note files (never changes a note's text) and say what was done.")
+    ] = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """Check that the files, the index, the vectors, the links and the queue agree."""
+    report = container(ctx).doctor.run(fix=fix)
+    if json_output:
+        print_json(report.to_dict())
+        if not report.ok:
+            raise typer.Exit(InconsistentError.exit_code)
+        return
+    for line in report.fixed:
+        console.print(f"fixed: {escape(line)}")
+    for line in report.warnings:
+        warn(line)
+    for problem in report.problems:
+        console.print(f"[red]problem:[/] {escape(str(problem))}")
+    if not report.ok:
+        hint = "see the problems above" if fix else "run `amem doctor --fix` to repair the index from the files"
+        raise InconsistentError(report.summary(), hint=hint)
+    console.print(report.summary().capitalize() + ".")

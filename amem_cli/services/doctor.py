@@ -1,0 +1,366 @@
+"""`amem doctor`: is the vault consistent? `--fix` repairs it from the files (the truth).
+
+Consistent: the note ids on disk, in SQLite and in the vector store are one set; SQLite's
+and the full-text tables' own checks pass; every link has its backlink; no temp file of
+an interrupted write is left; the queue holds no lost or duplicated job (a deferred
+note's file says its work is owed until it is done, so a lost queue is noticed). A repair never
+deletes a note file or changes a note's text: the index is rebuilt from the files, and
+only links, backlinks and sequence pointers in the frontmatter are mended.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ..models import Note
+from ..store import content_hash
+from .indexer import Indexer
+from .jobs import QUEUED, JobQueue
+
+if TYPE_CHECKING:
+    from ..container import Container
+
+# What `Vault.write_text` leaves when killed between its temp file and the rename.
+TEMP_FILE = re.compile(r"^\..+\.[A-Za-z0-9_]+\.tmp$")
+
+# Problems only a rebuild of the index mends (a sync does not look at them).
+REBUILD = {"sqlite_integrity", "fts_integrity", "fts_mismatch", "embedder_mismatch"}
+INDEX = {"unindexed_file", "stale_index", "orphaned_index"}
+VECTORS = {"missing_vector", "stale_vector", "orphaned_vector"}
+LINKS = {"dangling_link", "missing_backlink", "stale_backlink"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str  # a stable name, e.g. "missing_vector" (see the sets above and `check`)
+    subject: str  # the note id or path it is about
+    detail: str  # one line for a person
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "subject": self.subject, "detail": self.detail}
+
+
+@dataclass
+class DoctorReport:
+    problems: list[Problem] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)  # what --fix did, one line each
+    warnings: list[str] = field(default_factory=list)  # bad note files: shown, never touched
+    notes: int = 0  # note files on disk
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def kinds(self) -> set[str]:
+        return {p.kind for p in self.problems}
+
+    def summary(self) -> str:
+        if self.ok:
+            return f"consistent: {_count(self.notes, 'note')}"
+        counts: dict[str, int] = {}
+        for p in self.problems:
+            counts[p.kind] = counts.get(p.kind, 0) + 1
+        return f"{_count(len(self.problems), 'problem')}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "notes": self.notes,
+            "summary": self.summary(),
+            "problems": [p.to_dict() for p in self.problems],
+            "fixed": list(self.fixed),
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass
+class _Disk:
+    """The vault's note files as they are: path -> hash, and id -> (path, note)."""
+
+    hashes: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, tuple[str, Note]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+class Doctor:
+    def __init__(self, c: Container):
+        self.c = c
+        self.queue = JobQueue(c.index)
+
+    def run(self, fix: bool = False) -> DoctorReport:
+        return self.fix() if fix else self.check()
+
+    # -- checking -----------------------------------------------------------
+    def check(self) -> DoctorReport:
+        """Look, change nothing. Under the vault's write lock, so no writer is half-way."""
+        with self.c.vault.lock():
+            disk = self._read_disk()
+            report = DoctorReport(warnings=disk.warnings, notes=len(disk.notes))
+            add = report.problems.append
+            self._check_temp_files(add)
+            self._check_sqlite(add)
+            self._check_files(disk, add)
+            embedder_ok = self._check_embedder(add)
+            if embedder_ok:
+                self._check_vectors(add)
+            self._check_links(disk, add)
+            self._check_queue(disk, add)
+            self._check_revisions(disk, add)
+        return report
+
+    def _read_disk(self) -> _Disk:
+        disk = _Disk()
+        vault = self.c.vault
+        for path in sorted(vault.scan()):
+            try:
+                data = vault.read_bytes(path)
+            except OSError as exc:
+                disk.warnings.append(f"{path}: cannot read it: {exc.strerror}")
+                continue
+            disk.hashes[path] = content_hash(data)
+            note, error = Indexer._parse(path, data)
+            if note is None:
+                disk.warnings.append(error or f"{path}: not a note")
+            elif note.id in disk.notes:
+                disk.warnings.append(f"{path}: the id {note.id} is already used by {disk.notes[note.id][0]}")
+            else:
+                disk.notes[note.id] = (path, note)
+        return disk
+
+    def temp_files(self) -> list[str]:
+        """Temp files of interrupted writes, relative to the vault (hidden folders, where
+        amem writes no notes, and the index folder are not looked into)."""
+        root = self.c.vault.root
+        found = []
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            found += [os.path.relpath(os.path.join(folder, f), root) for f in files if TEMP_FILE.match(f)]
+        return sorted(found)
+
+    def _check_temp_files(self, add) -> None:
+        for rel in self.temp_files():
+            add(Problem("temp_file", rel, f"{rel} is left from an interrupted write"))
+
+    def _check_sqlite(self, add) -> None:
+        db = self.c.index.db
+        result = [r[0] for r in db.execute("PRAGMA integrity_check")]
+        if result != ["ok"]:
+            add(Problem("sqlite_integrity", "index.db", "SQLite integrity check: " + "; ".join(result[:3])))
+        for table in ("notes_fts", "notes_trigram"):
+            try:
+                db.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
+            except Exception as exc:  # sqlite3.DatabaseError: the index does not match its rows
+                add(Problem("fts_integrity", table, f"full-text index {table}: {exc}"))
+        # Every note has exactly its own row in both full-text tables, under its key.
+        for table in ("notes_fts", "notes_trigram"):
+            missing = db.execute(
+                f"SELECT n.id FROM notes n LEFT JOIN fts_keys k ON k.id = n.id "
+                f"LEFT JOIN {table} f ON f.rowid = k.key WHERE f.rowid IS NULL OR f.id != n.id"
+            ).fetchall()
+            extra = db.execute(
+                f"SELECT f.rowid FROM {table} f LEFT JOIN fts_keys k ON k.key = f.rowid "
+                f"LEFT JOIN notes n ON n.id = k.id WHERE n.id IS NULL"
+            ).fetchall()
+            for (note_id,) in missing:
+                add(Problem("fts_mismatch", note_id, f"the note {note_id} has no row in {table}"))
+            if extra:
+                add(Problem("fts_mismatch", table, f"{len(extra)} rows of {table} belong to no note"))
+
+    def _check_files(self, disk: _Disk, add) -> None:
+        rows = self.c.index.files()
+        indexed = dict(self.c.index.db.execute("SELECT id, path FROM notes").fetchall())
+        on_disk = {path: note_id for note_id, (path, _) in disk.notes.items()}
+        for path, digest in disk.hashes.items():
+            row = rows.get(path)
+            note_id = on_disk.get(path)
+            if row is None or (note_id is not None and note_id not in indexed):
+                add(Problem("unindexed_file", path, f"{path} is not in the index"))
+            elif row.hash != digest or row.note_id != note_id or (note_id and indexed[note_id] != path):
+                add(Problem("stale_index", path, f"{path} changed since it was indexed"))
+        for path in sorted(set(rows) - set(disk.hashes)):
+            add(Problem("orphaned_index", path, f"the index lists {path}, which is not on disk"))
+        for note_id, path in sorted(indexed.items()):
+            # A note whose path is on disk or listed is reported above, by its path.
+            if note_id not in disk.notes and path not in disk.hashes and path not in rows:
+                add(Problem("orphaned_index", note_id, f"the index holds the note {note_id}, which has no file"))
+
+    def _check_embedder(self, add) -> bool:
+        stored = self.c.index.get_meta("embedder")
+        configured = self.c.embedder.identity
+        if stored is not None and stored != configured:
+            add(Problem("embedder_mismatch", stored, f"the index holds vectors of {stored}, the embedder is {configured}"))
+            return False
+        return True
+
+    def _check_vectors(self, add) -> None:
+        index = self.c.index
+        vectors = self.c.vectors  # not indexer.vectors(): that records the embedder, and check writes nothing
+        vectors.reload()  # what other processes wrote, not this process's cached view
+        stored = set(vectors.ids())
+        pending = set(index.pending_embeddings())
+        deleting = set(index.pending_vector_deletes())
+        for note_id in index.ids():
+            if note_id not in stored:
+                add(Problem("missing_vector", note_id, f"the note {note_id} has no vector"))
+            elif note_id in pending:
+                add(Problem("stale_vector", note_id, f"the vector of {note_id} is of an older text"))
+        for vid in sorted(stored - set(index.ids())):
+            state = " (its delete is pending)" if vid in deleting else ""
+            add(Problem("orphaned_vector", vid, f"the vector store holds {vid}, which is no note{state}"))
+
+    def _check_links(self, disk: _Disk, add) -> None:
+        notes = {i: n for i, (_, n) in disk.notes.items()}
+        for note_id, note in notes.items():
+            for other in [*note.links, *note.backlinks, note.previous, note.next]:
+                if other and other not in notes:
+                    add(Problem("dangling_link", note_id, f"{note_id} points to {other}, which does not exist"))
+            for target in note.links:
+                if target in notes and note_id not in notes[target].backlinks:
+                    add(Problem("missing_backlink", target, f"{note_id} links {target}, which lacks the backlink"))
+            for source in note.backlinks:
+                if source in notes and note_id not in notes[source].links:
+                    add(Problem("stale_backlink", note_id, f"{note_id} has a backlink from {source}, which does not link it"))
+
+    def _check_queue(self, disk: _Disk, add) -> None:
+        db = self.c.index.db
+        for note_id, n in db.execute("SELECT note_id, count(*) FROM jobs GROUP BY note_id HAVING count(*) > 1"):
+            add(Problem("duplicate_job", note_id, f"the note {note_id} is queued {n} times"))
+        for (note_id,) in db.execute("SELECT note_id FROM jobs ORDER BY seq"):
+            if note_id not in disk.notes:
+                add(Problem("orphaned_job", note_id, f"queued work for {note_id}, which does not exist"))
+        for note_id, holder in self.queue.expired():
+            add(Problem("expired_claim", note_id, f"the work on {note_id} was claimed by {holder}, which is gone"))
+        for note_id in self._owed(disk):
+            add(Problem("lost_job", note_id, f"the work on {note_id} was queued (its file says so) but is in no queue"))
+
+    def _owed(self, disk: _Disk) -> dict[str, str]:
+        """{note id: when queued} of deferred notes whose work is in no queue."""
+        queued = set(self.c.index.queued())
+        owed = {i: n.metadata[QUEUED] for i, (_, n) in disk.notes.items() if QUEUED in n.metadata}
+        return {i: str(when) for i, when in sorted(owed.items()) if i not in queued}
+
+    def _unapplied_revisions(self, disk: _Disk) -> list[tuple[str, int]]:
+        """(note id, seq) of latest revisions whose file is still as it was before them:
+        recorded ahead of a write that a kill prevented."""
+        out = []
+        for note_id, seq, old_bytes, new_hash in self.c.index.last_revisions():
+            path = disk.notes[note_id][0] if note_id in disk.notes else None
+            now_hash = disk.hashes.get(path) if path else None
+            if now_hash is not None and now_hash != new_hash and now_hash == content_hash(bytes(old_bytes)):
+                out.append((note_id, seq))
+        return out
+
+    def _check_revisions(self, disk: _Disk, add) -> None:
+        for note_id, seq in self._unapplied_revisions(disk):
+            add(Problem("unapplied_revision", note_id, f"revision {seq} of {note_id} was recorded but never written"))
+
+    # -- repairing ----------------------------------------------------------
+    def fix(self) -> DoctorReport:
+        """Repair what `check` finds, from the files; then check again. The returned report
+        holds what is still wrong (nothing, normally) and what was done."""
+        with self.c.vault.lock():
+            before = self.check()
+            fixed: list[str] = []
+            if not before.ok:
+                self._repair(before, fixed)
+            after = self.check()
+        after.fixed = fixed
+        return after
+
+    def _repair(self, report: DoctorReport, fixed: list[str]) -> None:
+        c, kinds = self.c, report.kinds()
+        for p in report.problems:
+            if p.kind == "temp_file":
+                (c.vault.root / p.subject).unlink(missing_ok=True)
+                fixed.append(f"removed {p.subject}")
+        if kinds & REBUILD:
+            c.indexer.reindex()
+            fixed.append("rebuilt the index from the files and re-embedded every note")
+            kinds = self.check().kinds()
+        elif kinds & INDEX:
+            sync = c.indexer.sync(force=True)
+            fixed.append(f"indexed the files again ({sync.added} added, {sync.updated} updated, {sync.removed} removed)")
+            if self.check().kinds() & INDEX:  # rows a sync does not see (no file row to go by)
+                c.indexer.reindex()
+                fixed.append("rebuilt the index from the files and re-embedded every note")
+            kinds = self.check().kinds()
+        if kinds & LINKS:
+            fixed += self._mend_links()
+        if kinds & VECTORS or c.index.pending_embeddings():
+            fixed += self._mend_vectors()
+        if kinds & {"orphaned_job", "duplicate_job", "expired_claim", "lost_job"}:
+            fixed += self._mend_queue()
+        if "unapplied_revision" in kinds:
+            with c.index.transaction():
+                for note_id, seq in self._unapplied_revisions(self._read_disk()):
+                    c.index.drop_revision(seq)
+                    fixed.append(f"dropped revision {seq} of {note_id}, which was never written")
+
+    def _mend_links(self) -> list[str]:
+        """Links are the truth of the graph: backlinks follow them; pointers to notes that
+        do not exist go (as `amem rm` removes them)."""
+        notes = self.c.notes
+        disk = self._read_disk()
+        ids = set(disk.notes)
+        linked_from: dict[str, list[str]] = {}
+        for note_id, (_, note) in disk.notes.items():
+            for target in note.links:
+                linked_from.setdefault(target, []).append(note_id)
+        done = []
+        for note_id, (_, note) in sorted(disk.notes.items()):
+            backlinks = [b for b in note.backlinks if note_id in linked_from.get(b, [])]
+            backlinks += [s for s in linked_from.get(note_id, []) if s not in backlinks]
+
+            def mend(n: Note, backlinks=backlinks) -> Note:
+                return replace(
+                    n,
+                    links=[x for x in n.links if x in ids],
+                    backlinks=backlinks,
+                    previous=n.previous if n.previous in ids else None,
+                    next=n.next if n.next in ids else None,
+                )
+
+            if mend(note) != note:
+                notes.update(note_id, mend, embed=False, sync=False)
+                done.append(f"mended the links and backlinks of {note_id}")
+        return done
+
+    def _mend_vectors(self) -> list[str]:
+        index = self.c.index
+        vectors = self.c.indexer.vectors()
+        vectors.reload()
+        stored, ids = set(vectors.ids()), set(index.ids())
+        missing, orphaned = sorted(ids - stored), sorted(stored - ids)
+        with index.transaction():
+            index.forget_embedded(missing)
+            index.queue_vector_deletes(orphaned)
+        embedded = self.c.indexer.flush_vectors()
+        done = [f"embedded {_count(embedded, 'note')}"] if embedded else []
+        return done + ([f"removed {_count(len(orphaned), 'vector')} of no note"] if orphaned else [])
+
+    def _mend_queue(self) -> list[str]:
+        index, done = self.c.index, []
+        disk = self._read_disk()
+        ids = set(disk.notes)
+        with index.transaction():
+            for note_id, holder in self.queue.expired():
+                index.release_job(note_id, holder)
+                done.append(f"released the work on {note_id} claimed by {holder}")
+            for note_id in index.queued():
+                if note_id not in ids:
+                    index.done(note_id)
+                    done.append(f"dropped the queued work for {note_id}, which does not exist")
+            for note_id, when in self._owed(disk).items():
+                index.enqueue([note_id], when)
+                done.append(f"queued the work on {note_id} again")
+        return done
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"

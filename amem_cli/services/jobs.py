@@ -1,0 +1,70 @@
+"""The queue of deferred pipeline work, shared by every worker of a vault (the warm
+server's, the MCP server's, `amem process`): a worker claims a job for a lease before
+doing it, so no job is done twice, and a job whose worker died goes to the next one."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+
+from ..index.sqlite import SqliteIndex
+
+# The metadata key a deferred note's file carries until its work is done: the queue
+# lives in the index, which is derived, so the files must say which work is owed.
+QUEUED = "amem_queued"
+
+# Long enough for one note's model work on a slow machine. A holder on this host that
+# is no longer running loses its jobs at once; the lease is for the rest.
+LEASE_SECONDS = 600.0
+
+
+def holder_id() -> str:
+    """Who claims: this host, process and thread (threads of one server share a pid)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+
+
+def holder_gone(holder: str) -> bool:
+    """Whether a holder on this host is no longer running (a killed worker)."""
+    host, _, rest = holder.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, another user's
+    try:  # killed but not yet reaped by its parent: as good as gone
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rpartition(")")[2].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+class JobQueue:
+    def __init__(self, index: SqliteIndex):
+        self.index = index
+
+    def expired(self) -> list[tuple[str, str]]:
+        """(note id, holder) of the claims whose lease ran out or whose holder died."""
+        now = time.time()
+        return [(n, h) for n, h, until in self.index.claims() if (until or 0) < now or holder_gone(h)]
+
+    def claim(self) -> str | None:
+        """The next job for this thread, or None when none is free."""
+        with self.index.transaction():
+            for note_id, holder in self.expired():
+                self.index.release_job(note_id, holder)
+            return self.index.claim_job(holder_id(), time.time(), LEASE_SECONDS)
+
+    def release(self, note_id: str) -> None:
+        """Give a job back undone (it failed): the next worker tries again."""
+        with self.index.transaction():
+            self.index.release_job(note_id, holder_id())
+
+    def finish(self, note_id: str) -> None:
+        with self.index.transaction():
+            self.index.done(note_id)

@@ -1,0 +1,228 @@
+"""`Doctor`: each kind of inconsistency is found by `check` and mended by `fix`, from the
+files, without touching a note's text. Real temp vault, fake embedder, real SQLite and Chroma."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from amem_cli.markdown import parse_note, render_note
+from amem_cli.models import Note
+
+
+def write(mem, note: Note) -> None:
+    (mem.path / f"{note.id}.md").write_text(render_note(note), encoding="utf-8")
+
+
+def settle(mem) -> None:
+    """Index and embed what is on disk, as any command would."""
+    mem.sync()
+    mem._c.indexer.flush_vectors()
+
+
+def contents(mem) -> dict[str, str]:
+    """Every note's own text, from its file."""
+    return {p.stem: parse_note(p.read_text(encoding="utf-8")).content for p in mem.path.glob("*.md")}
+
+
+def fixed_and_consistent(mem, *expected_kinds: str) -> list[str]:
+    """check finds every expected kind; fix mends all; nothing's text changed; returns what fix did."""
+    found = mem.doctor()
+    assert not found.ok
+    assert set(expected_kinds) <= found.kinds(), found.problems
+    texts = contents(mem)
+    repaired = mem.doctor(fix=True)
+    assert repaired.ok, repaired.problems
+    assert repaired.fixed
+    assert contents(mem) == texts
+    assert mem.doctor().ok
+    return repaired.fixed
+
+
+@pytest.fixture
+def three(memory):
+    """a links b (b has the backlink), c stands alone; indexed and embedded."""
+    write(memory, Note("a", "Alpha about apples", links=["b"]))
+    write(memory, Note("b", "Beta about bananas", backlinks=["a"]))
+    write(memory, Note("c", "Gamma about cherries"))
+    settle(memory)
+    return memory
+
+
+def test_consistent_vault_is_ok(three):
+    report = three.doctor()
+    assert report.ok and report.problems == [] and report.notes == 3
+    assert report.summary() == "consistent: 3 notes"
+    assert report.to_dict()["ok"] is True
+
+
+def test_added_notes_are_consistent(memory):
+    for text in ("tea with Alice", "coffee with Bob", "tea and coffee with Alice and Bob"):
+        memory.add(text)
+    assert memory.doctor().ok
+
+
+def test_temp_file_of_an_interrupted_write(three):
+    tmp = three.path / ".a.md.k2j4h5g6.tmp"
+    tmp.write_text("half a note")
+    assert [p.subject for p in three.doctor().problems] == [".a.md.k2j4h5g6.tmp"]
+    fixed = fixed_and_consistent(three, "temp_file")
+    assert not tmp.exists() and fixed == ["removed .a.md.k2j4h5g6.tmp"]
+
+
+def test_file_deleted_behind_the_index(three):
+    (three.path / "c.md").unlink()
+    fixed_and_consistent(three, "orphaned_index")
+    assert "c" not in three._c.index.ids() and "c" not in three._c.vectors.ids()
+
+
+def test_file_added_and_edited_behind_the_index(three):
+    write(three, Note("d", "Delta about dates"))
+    (three.path / "c.md").write_text(render_note(Note("c", "Gamma about cherries, edited")), encoding="utf-8")
+    fixed_and_consistent(three, "unindexed_file", "stale_index")
+    assert three._c.index.get("c").content == "Gamma about cherries, edited"
+    assert "d" in three._c.vectors.ids()
+
+
+def test_note_row_without_its_file_rows(three):
+    c = three._c
+    with c.index.transaction():
+        c.index.db.execute("DELETE FROM files WHERE path = 'c.md'")
+        c.index.db.execute("UPDATE notes SET path = 'gone.md' WHERE id = 'c'")
+    fixed_and_consistent(three, "unindexed_file")
+    assert c.index.path_of("c") == "c.md"
+
+
+def test_vectors_missing_stale_and_orphaned(three):
+    c = three._c
+    c.vectors.delete(["a"])
+    c.vectors.upsert(["ghost"], c.embedder.embed(["ghost"]))
+    with c.index.transaction():
+        c.index.db.execute("UPDATE notes SET text_hash = 'other' WHERE id = 'b'")
+    c.indexer._wrote_vectors()
+    fixed = fixed_and_consistent(three, "missing_vector", "orphaned_vector", "stale_vector")
+    assert sorted(c.vectors.ids()) == ["a", "b", "c"]
+    assert "removed 1 vector of no note" in fixed
+
+
+def test_full_text_row_missing(three):
+    c = three._c
+    with c.index.transaction():
+        c.index.db.execute("DELETE FROM notes_fts WHERE id = 'b'")
+    fixed_and_consistent(three, "fts_mismatch")
+    assert [i for i, _ in c.index.fts_search(["bananas"], 5)] == ["b"]
+
+
+def test_embedder_mismatch_rebuilds(three):
+    c = three._c
+    with c.index.transaction():
+        c.index.set_meta("embedder", "some-other-model:384")
+    fixed = fixed_and_consistent(three, "embedder_mismatch")
+    assert c.index.get_meta("embedder") == c.embedder.identity
+    assert any("rebuilt the index" in f for f in fixed)
+
+
+def test_missing_and_stale_backlinks(three):
+    write(three, Note("b", "Beta about bananas"))  # lost a's backlink
+    write(three, Note("c", "Gamma about cherries", backlinks=["b"]))  # b does not link c
+    settle(three)
+    fixed_and_consistent(three, "missing_backlink", "stale_backlink")
+    assert three.get("b").backlinks == ["a"] and three.get("c").backlinks == []
+
+
+def test_dangling_links_go(three):
+    write(three, Note("c", "Gamma about cherries", links=["nowhere"], next="gone"))
+    settle(three)
+    fixed_and_consistent(three, "dangling_link")
+    c = three.get("c")
+    assert c.links == [] and c.next is None
+
+
+def test_orphaned_job(three):
+    c = three._c
+    with c.index.transaction():
+        c.index.enqueue(["ghost", "a"], "2025-01-01T00:00:00+00:00")
+    report = three.doctor()
+    assert [p.kind for p in report.problems] == ["orphaned_job"]
+    fixed_and_consistent(three, "orphaned_job")
+    assert c.index.queued() == ["a"]  # the live note's work stays queued
+
+
+def test_claim_of_a_dead_worker(three):
+    c = three._c
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    with c.index.transaction():
+        c.index.enqueue(["a"], "2025-01-01T00:00:00+00:00")
+        c.index.db.execute("UPDATE jobs SET claimed_by = ?, lease_until = 9e99",
+                           [f"{os.uname().nodename}:{dead.pid}:1"])
+    fixed_and_consistent(three, "expired_claim")
+    assert c.index.claims() == [] and c.index.queued() == ["a"]
+
+
+def test_bad_file_is_a_warning_not_a_problem(three):
+    bad = three.path / "broken.md"
+    bad.write_bytes(b"---\ntags: [unclosed\n---\nbody\n")
+    settle(three)
+    report = three.doctor(fix=True)
+    assert report.ok and report.fixed == []
+    assert any(w.startswith("broken.md") for w in report.warnings)
+    assert bad.read_bytes() == b"---\ntags: [unclosed\n---\nbody\n"
+
+
+def test_check_changes_nothing(three):
+    (three.path / "c.md").unlink()
+    db = three.path / ".amem" / "index.db"
+    before = three._c.index.db.execute("SELECT count(*) FROM notes").fetchone()
+    assert not three.doctor().ok
+    assert not three.doctor().ok  # still there: check does not sync
+    assert three._c.index.db.execute("SELECT count(*) FROM notes").fetchone() == before
+    assert db.exists()
+
+
+def test_lost_queue_is_rebuilt_from_the_files(memory):
+    queued = memory.add("tea with Alice, to be linked later", defer=True)
+    done = memory.add("coffee with Bob", defer=True)
+    assert memory.process(limit=2) == [queued.id, done.id]
+    queued = memory.add("tea with Carol, to be linked later", defer=True)
+    assert memory.doctor().ok
+    c = memory._c
+    with c.index.transaction():
+        c.index.done(queued.id)  # as if .amem/ had been deleted with the queue in it
+    assert [p.kind for p in memory.doctor().problems] == ["lost_job"]
+    fixed_and_consistent(memory, "lost_job")
+    assert c.index.queued() == [queued.id]
+    assert memory.process() == [queued.id]
+    assert "amem_queued" not in memory.get(queued.id).metadata and "amem_queued" not in memory.get(done.id).metadata
+    assert memory.doctor().ok
+
+
+def test_revision_recorded_but_never_written(three):
+    """A kill between recording an evolution and writing the file leaves a revision of a
+    change that never happened: doctor drops it, so `undo` and `history` stay truthful."""
+    c = three._c
+    c.notes.revise("c", {"context": "Cherries, after the apples."}, cause="a", model="fake")
+    before = (three.path / "c.md").read_bytes()
+    with c.index.transaction():
+        c.index.add_revision({"note_id": "c", "cause": "a", "model": "fake", "at": "2025-01-01T00:00:00+00:00",
+                              "old_context": "", "new_context": "never", "old_tags": "[]", "new_tags": "[]",
+                              "old_bytes": before, "new_hash": "not-written"})
+    fixed = fixed_and_consistent(three, "unapplied_revision")
+    assert [r["new_context"] for r in c.notes.history("c")] == ["Cherries, after the apples."]
+    assert any("never written" in f for f in fixed)
+    assert c.notes.undo("c").context == ""
+
+
+def test_a_refused_evolution_leaves_no_revision(three, monkeypatch):
+    from amem_cli.errors import ConflictError
+
+    def refuse(*args, **kwargs):
+        raise ConflictError("c.md changed on disk while amem was working on it")
+
+    monkeypatch.setattr(three._c.vault, "write_text", refuse)
+    with pytest.raises(ConflictError):
+        three._c.notes.revise("c", {"context": "Cherries, after the apples."}, cause="a", model="fake")
+    assert three._c.notes.history("c") == []
