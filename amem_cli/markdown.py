@@ -107,7 +107,7 @@ def _text_as_written(root: Node) -> None:
     for k, v in root.value:
         if isinstance(k, ScalarNode) and k.value in _TEXT_KEYS:
             for item in [v, *(v.value if isinstance(v, SequenceNode) else [])]:
-                if isinstance(item, ScalarNode) and item.style is None and item.tag != "tag:yaml.org,2002:null":
+                if isinstance(item, ScalarNode) and not item.style and item.tag != "tag:yaml.org,2002:null":  # plain
                     item.tag = _STR_TAG
 
 
