@@ -22,9 +22,12 @@ from .timeutil import to_datetime
 _FENCE = "---"
 _WIKILINK = re.compile(r"^\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]$")
 
-# Bounds on a frontmatter once its aliases are expanded: an alias bomb ("billion laughs")
-# is a few lines that expand to billions of values, and every later walk would expand it.
+# Bounds on a frontmatter once its aliases are expanded: an alias bomb ("billion laughs",
+# or one long string aliased many times) is a few lines that expand to gigabytes, in
+# every later walk of the values (the index stores them as JSON). The characters leave
+# room for any file a note may be (2 MiB).
 MAX_VALUES = 100_000
+MAX_CHARS = 4_000_000
 MAX_DEPTH = 100
 # Keys whose values are text: `tags: [yes, 1.10]` means the words, not True and 1.1.
 _TEXT_KEYS = frozenset({"id", "keywords", "tags", "context", "links", "backlinks", "previous", "next", "boxes"})
@@ -59,9 +62,9 @@ def _children(node: Node) -> list[Node]:
 
 
 def _check_tree(root: Node) -> None:
-    """Count the values and levels as if every alias were copied out, without copying
+    """Measure the size and depth as if every alias were copied out, without copying
     (each shared node is measured once), and look for duplicate keys."""
-    size: dict[int, tuple[int, int]] = {}  # id(node) -> (values, depth) below and with it
+    size: dict[int, tuple[int, int, int]] = {}  # id(node) -> (values, characters, depth) of it and below
     open_: set[int] = set()
     todo: list[tuple[Node, bool]] = [(root, False)]
     while todo:
@@ -70,14 +73,15 @@ def _check_tree(root: Node) -> None:
         if finished:
             open_.discard(key)
             below = [size[id(c)] for c in _children(node)]
-            values = 1 + sum(v for v, _ in below)
-            depth = 1 + max((d for _, d in below), default=0)
-            if values > MAX_VALUES:
-                raise ConstructorError(None, None, f"more than {MAX_VALUES:,} values once its aliases are expanded",
-                                       node.start_mark)
+            values = 1 + sum(v for v, _, _ in below)
+            chars = (len(node.value) if isinstance(node, ScalarNode) else 0) + sum(c for _, c, _ in below)
+            depth = 1 + max((d for _, _, d in below), default=0)
+            if values > MAX_VALUES or chars > MAX_CHARS:
+                raise ConstructorError(None, None, f"more than {MAX_VALUES:,} values or {MAX_CHARS:,} characters once "
+                                       "its aliases are expanded", node.start_mark)
             if depth > MAX_DEPTH:
                 raise ConstructorError(None, None, f"nested more than {MAX_DEPTH} levels deep", node.start_mark)
-            size[key] = (values, depth)
+            size[key] = (values, chars, depth)
             continue
         if key in size:
             continue
