@@ -144,8 +144,9 @@ def normalise_text(raw: str) -> str:
     return raw.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None) -> Note:
-    """Parse a note file's text. Raises NoteFormatError with the path and line."""
+def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None, own_id: bool = True) -> Note:
+    """Parse a note file's text. Raises NoteFormatError with the path and line.
+    `own_id=False`: a file from elsewhere (an import) whose `id` amem does not use."""
     text = normalise_text(raw)
     try:
         fm, body, _ = split_frontmatter(text)
@@ -169,7 +170,7 @@ def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None
     if body.endswith("\n"):
         body = body[:-1]  # render_note adds exactly one final newline
     try:
-        return _note_from_data(data, body, fallback_id)
+        return _note_from_data(data if own_id else {k: v for k, v in data.items() if k != "id"}, body, fallback_id)
     except _FieldError as exc:
         raise NoteFormatError(path, _key_line(fm or "", exc.key), exc.problem) from None
 

@@ -140,7 +140,7 @@ class Indexer:
             report.updated += 1
 
     @staticmethod
-    def _parse(path: str, data: bytes) -> tuple[Note | None, str | None]:
+    def _parse(path: str, data: bytes, *, own_id: bool = True) -> tuple[Note | None, str | None]:
         if len(data) > MAX_NOTE_BYTES:
             return None, f"{path}: larger than a note may be ({MAX_NOTE_BYTES // 2**20} MiB); split it; it was skipped"
         try:
@@ -151,7 +151,7 @@ class Indexer:
         if "\x00" in text:
             return None, f"{path}: a binary file, not a Markdown note; it was skipped"
         try:
-            return parse_note(text, path=path, fallback_id=id_from_stem(PurePosixPath(path).stem)), None
+            return parse_note(text, path=path, fallback_id=id_from_stem(PurePosixPath(path).stem), own_id=own_id), None
         except NoteFormatError as exc:
             return None, exc.message
 
