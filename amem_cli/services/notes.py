@@ -49,6 +49,8 @@ class NoteService:
             size = len(content.encode("utf-8"))
         except UnicodeEncodeError:  # a byte that was not UTF-8, smuggled in as a surrogate
             raise UsageError("the note's text is not valid UTF-8", hint="convert it to UTF-8 first") from None
+        if "\x00" in content:  # the vault reads a file holding one as binary, and skips it
+            raise UsageError("the note's text holds a NUL character", hint="a note is text; remove it")
         if size > MAX_CONTENT_BYTES:
             raise UsageError(f"the note is larger than {MAX_CONTENT_BYTES // 2**20} MiB",
                              hint="split it into smaller notes (`amem ingest` splits a transcript into turns)")

@@ -14,6 +14,7 @@ import pytest
 from hostile_files import bad_files, odd_files
 
 from amem_cli.markdown import parse_note
+from amem_cli.services.notes import MAX_CONTENT_BYTES
 
 GOOD = {
     "good-1": "Zebras migrate across the Serengeti every year.",
@@ -115,3 +116,24 @@ def test_a_fifo_named_md_does_not_hang_the_vault(vault, run):
     res = run("list", "--json")  # reading the FIFO would block for ever
     assert res.exit_code == 0, res.output
     assert [n["id"] for n in json.loads(res.stdout)] == ["ok"]
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("before\x00after", "NUL character"),
+        ("x" * (MAX_CONTENT_BYTES + 1), "larger than"),
+        ("a stray byte \udcff from argv", "not valid UTF-8"),
+    ],
+    ids=["nul", "oversized", "surrogate"],
+)
+def test_amem_never_writes_a_note_it_would_refuse_to_read(vault, run, text, says):
+    res = run("add", "-", input=text) if len(text) > 1000 else run("add", text)
+    assert res.exit_code == 2, res.output
+    assert says in res.stderr and "Traceback" not in res.output
+    assert list(vault.glob("*.md")) == []
+    jsonl = vault.parent / "in.jsonl"
+    jsonl.write_text(json.dumps({"content": text}) + "\n" + json.dumps({"content": "A fine line."}) + "\n")
+    report = json.loads(run("import", str(jsonl), "--json").stdout)
+    assert report["imported"] == 1 and len(report["problems"]) == 1 and says in report["problems"][0]
+    assert json.loads(run("reindex", "--json").stdout)["errors"] == []
