@@ -11,15 +11,108 @@ from datetime import date, datetime
 from typing import Any
 
 import yaml
-from frontmatter.default_handlers import YAMLHandler
+from yaml.constructor import ConstructorError
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .errors import NoteFormatError
+from .ids import is_valid_id
 from .models import NOTE_KEYS, Note
 from .timeutil import to_datetime
 
 _FENCE = "---"
 _WIKILINK = re.compile(r"^\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]$")
-_YAML = YAMLHandler()  # python-frontmatter's handler loads with yaml.SafeLoader
+
+# Bounds on a frontmatter once its aliases are expanded: an alias bomb ("billion laughs",
+# or one long string aliased many times) is a few lines that expand to gigabytes, in
+# every later walk of the values (the index stores them as JSON). The characters leave
+# room for any file a note may be (2 MiB).
+MAX_VALUES = 100_000
+MAX_CHARS = 4_000_000
+MAX_DEPTH = 100
+# Keys whose values are text: `tags: [yes, 1.10]` means the words, not True and 1.1.
+_TEXT_KEYS = frozenset({"id", "keywords", "tags", "context", "links", "backlinks", "previous", "next", "boxes"})
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when present; safe either way
+    """Safe loading of a note's frontmatter that also refuses what SafeLoader lets
+    through: duplicate keys (one value would be lost on the next write), recursive or
+    exploding aliases, and nesting deeper than anyone writes by hand."""
+
+    def get_single_node(self) -> Node | None:
+        node = super().get_single_node()
+        if node is not None:
+            _check_tree(node)
+            _text_as_written(node)
+        return node
+
+    def construct_object(self, node: Node, deep: bool = False):
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, OverflowError) as exc:  # `2025-13-45`, an integer of 5,000 digits
+            raise ConstructorError(None, None, f"cannot read the value: {exc}", node.start_mark) from None
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def _check_tree(root: Node) -> None:
+    """Measure the size and depth as if every alias were copied out, without copying
+    (each shared node is measured once), and look for duplicate keys."""
+    size: dict[int, tuple[int, int, int]] = {}  # id(node) -> (values, characters, depth) of it and below
+    open_: set[int] = set()
+    todo: list[tuple[Node, bool]] = [(root, False)]
+    while todo:
+        node, finished = todo.pop()
+        key = id(node)
+        if finished:
+            open_.discard(key)
+            below = [size[id(c)] for c in _children(node)]
+            values = 1 + sum(v for v, _, _ in below)
+            chars = (len(node.value) if isinstance(node, ScalarNode) else 0) + sum(c for _, c, _ in below)
+            depth = 1 + max((d for _, _, d in below), default=0)
+            if values > MAX_VALUES or chars > MAX_CHARS:
+                raise ConstructorError(None, None, f"more than {MAX_VALUES:,} values or {MAX_CHARS:,} characters once "
+                                       "its aliases are expanded", node.start_mark)
+            if depth > MAX_DEPTH:
+                raise ConstructorError(None, None, f"nested more than {MAX_DEPTH} levels deep", node.start_mark)
+            size[key] = (values, chars, depth)
+            continue
+        if key in size:
+            continue
+        if key in open_:
+            raise ConstructorError(None, None, "an alias refers to a value that contains it", node.start_mark)
+        open_.add(key)
+        if isinstance(node, MappingNode):
+            _check_unique_keys(node)
+        todo.append((node, True))
+        todo.extend((c, False) for c in _children(node))
+
+
+def _check_unique_keys(node: MappingNode) -> None:
+    seen: dict[str, int] = {}
+    for k, _ in node.value:
+        if isinstance(k, ScalarNode) and k.value != "<<":
+            if k.value in seen:
+                raise ConstructorError(None, None, f"the key {k.value!r} appears twice (first on line "
+                                       f"{seen[k.value] + 2})", k.start_mark)
+            seen[k.value] = k.start_mark.line
+
+
+def _text_as_written(root: Node) -> None:
+    """Plain scalars under amem's text keys are read as the text written."""
+    if not isinstance(root, MappingNode):
+        return
+    for k, v in root.value:
+        if isinstance(k, ScalarNode) and k.value in _TEXT_KEYS:
+            for item in [v, *(v.value if isinstance(v, SequenceNode) else [])]:
+                if isinstance(item, ScalarNode) and not item.style and item.tag != "tag:yaml.org,2002:null":  # plain
+                    item.tag = _STR_TAG
 
 
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml when present: ~10x faster
@@ -51,8 +144,9 @@ def normalise_text(raw: str) -> str:
     return raw.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None) -> Note:
-    """Parse a note file's text. Raises NoteFormatError with the path and line."""
+def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None, own_id: bool = True) -> Note:
+    """Parse a note file's text. Raises NoteFormatError with the path and line.
+    `own_id=False`: a file from elsewhere (an import) whose `id` amem does not use."""
     text = normalise_text(raw)
     try:
         fm, body, _ = split_frontmatter(text)
@@ -61,12 +155,14 @@ def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None
     data: Any = {}
     if fm is not None and fm.strip():
         try:
-            data = _YAML.load(fm)
+            data = yaml.load(fm, Loader=_Loader)  # noqa: S506 (_Loader is a SafeLoader)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 2 if mark is not None else 1
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             raise NoteFormatError(path, line, f"bad YAML frontmatter: {problem}") from None
+        except RecursionError:  # pure-Python PyYAML (no libyaml) recurses once per level
+            raise NoteFormatError(path, 2, f"bad YAML frontmatter: nested more than {MAX_DEPTH} levels deep") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -74,34 +170,70 @@ def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None
     if body.endswith("\n"):
         body = body[:-1]  # render_note adds exactly one final newline
     try:
-        return _note_from_data(data, body, fallback_id, path)
-    except (TypeError, ValueError) as exc:
-        raise NoteFormatError(path, 2, str(exc)) from None
+        return _note_from_data(data if own_id else {k: v for k, v in data.items() if k != "id"}, body, fallback_id)
+    except _FieldError as exc:
+        raise NoteFormatError(path, _key_line(fm or "", exc.key), exc.problem) from None
 
 
-def _note_from_data(data: dict, body: str, fallback_id: str | None, path: str) -> Note:
-    note_id = data.get("id", fallback_id)
-    if note_id is None or str(note_id).strip() == "":
-        raise ValueError("the note has no id")
-    metadata = data.get("metadata") or {}
-    if not isinstance(metadata, dict):
-        raise ValueError("metadata must be a mapping")
+class _FieldError(ValueError):
+    def __init__(self, key: str, problem: str):
+        super().__init__(problem)
+        self.key, self.problem = key, problem
+
+
+def _key_line(fm: str, key: str) -> int:
+    """The file line of a top-level key (2: the frontmatter's first line, if not found)."""
+    match = re.search(rf"^['\"]?{re.escape(key)}['\"]?\s*:", fm, re.MULTILINE)
+    return fm.count("\n", 0, match.start()) + 2 if match else 2
+
+
+def _note_from_data(data: dict, body: str, fallback_id: str | None) -> Note:
+    def field(key: str, convert, default: Any = None):
+        try:
+            return convert(data.get(key, default))
+        except (TypeError, ValueError) as exc:
+            raise _FieldError(key, str(exc)) from None
+
     return Note(
-        id=str(note_id).strip(),
+        id=field("id", _note_id, fallback_id),
         content=body,
-        keywords=str_list(data.get("keywords"), "keywords"),
-        tags=[t.lstrip("#") for t in str_list(data.get("tags"), "tags")],
-        context=_single_line(data.get("context")),
-        created_at=_date_or_none(data.get("created"), "created"),
-        updated_at=_date_or_none(data.get("updated"), "updated"),
-        links=[unwrap_link(x) for x in str_list(data.get("links"), "links")],
-        backlinks=[unwrap_link(x) for x in str_list(data.get("backlinks"), "backlinks")],
-        boxes=str_list(data.get("boxes"), "boxes"),
-        metadata=_plain(metadata),
-        previous=_one_link(data.get("previous"), "previous"),
-        next=_one_link(data.get("next"), "next"),
+        keywords=field("keywords", lambda v: str_list(v, "keywords")),
+        tags=[t.lstrip("#") for t in field("tags", lambda v: str_list(v, "tags"))],
+        context=field("context", _text_line),
+        created_at=field("created", lambda v: _date_or_none(v, "created")),
+        updated_at=field("updated", lambda v: _date_or_none(v, "updated")),
+        links=[unwrap_link(x) for x in field("links", lambda v: str_list(v, "links"))],
+        backlinks=[unwrap_link(x) for x in field("backlinks", lambda v: str_list(v, "backlinks"))],
+        boxes=field("boxes", lambda v: str_list(v, "boxes")),
+        metadata=field("metadata", _mapping),
+        previous=field("previous", lambda v: _one_link(v, "previous")),
+        next=field("next", lambda v: _one_link(v, "next")),
         extra={k: _plain(v) for k, v in data.items() if k not in NOTE_KEYS},
     )
+
+
+def _note_id(value: Any) -> str:
+    """An id every command can name, and that names no path outside the vault."""
+    if value is None or str(value).strip() == "":
+        raise ValueError("the note has no id")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ValueError("the id must be text")
+    note_id = str(value).strip()
+    if not is_valid_id(note_id):
+        raise ValueError(f"the id {note_id!r} is not a valid note id (letters, digits, '.', '_' and '-')")
+    return note_id
+
+
+def _text_line(value: Any) -> str:
+    if value is not None and not isinstance(value, str):
+        raise ValueError("context must be one line of text")
+    return _single_line(value)
+
+
+def _mapping(value: Any) -> dict:
+    if value is not None and not isinstance(value, dict):
+        raise ValueError("metadata must be a mapping")
+    return _plain(value or {})
 
 
 def render_note(note: Note) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,6 +17,9 @@ from .ids import check_id
 
 INDEX_DIR = ".amem"
 LOCK_TIMEOUT = 120.0
+# A larger file is not read as a note: an atomic note is far smaller, and indexing and
+# embedding 20 MB takes minutes and a gigabyte of memory.
+MAX_NOTE_BYTES = 2 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,7 @@ class Vault:
                         continue
                     if entry.is_dir(follow_symlinks=False):
                         todo.append((entry.path, f"{prefix}{name}/"))
-                    elif name.endswith(".md"):
+                    elif name.endswith(".md") and entry.is_file():  # not a FIFO or device: reading it would hang
                         st = entry.stat()
                         found[prefix + name] = FileStat(st.st_mtime_ns, st.st_size)
                 except OSError:
@@ -109,14 +113,17 @@ class Vault:
         return found
 
     def stat(self, rel: str) -> FileStat | None:
+        """A regular file's modification time and size; None for anything else."""
         try:
             st = self.abspath(rel).stat()
         except OSError:
             return None
-        return FileStat(st.st_mtime_ns, st.st_size)
+        return FileStat(st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
-    def read_bytes(self, rel: str) -> bytes:
-        return self.abspath(rel).read_bytes()
+    def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
+        """The file's bytes, or its first `limit` + 1 (enough to tell it is too large)."""
+        with open(self.abspath(rel), "rb") as fh:
+            return fh.read(-1 if limit is None else limit + 1)
 
     # -- writes -----------------------------------------------------------
     def write_text(self, rel: str, text: str, expect_hash: str | None = None, *, sync_dir: bool = True) -> FileStat:

@@ -334,8 +334,8 @@ class SqliteIndex:
         return [(r[0], -float(r[1])) for r in rows]
 
     def substring_search(self, words: list[str], limit: int, where: str = "", params: list | None = None) -> list[tuple[str, float]]:
-        """For text FTS5 words cannot split (CJK): trigram matches for words of 3+ characters,
-        a plain substring scan for shorter ones. Ranked by how many words a note holds."""
+        """Notes holding each text as a substring, case aside: trigram matches for texts of
+        3+ characters, a plain scan for shorter ones. Ranked by how many texts a note holds."""
         extra = f"AND id IN (SELECT notes.id FROM notes {where})" if where else ""
         hits: dict[str, float] = {}
         for word in words:
@@ -343,7 +343,8 @@ class SqliteIndex:
                 sql = f"SELECT id FROM notes_trigram WHERE notes_trigram MATCH ? {extra} LIMIT ?"
                 args = ['"' + word.replace('"', '""') + '"', *(params or []), limit * 4]
             else:
-                sql = f"SELECT id FROM notes WHERE instr(lower(content), ?) > 0 {extra} LIMIT ?"
+                # lower() folds ASCII only: the text as typed is looked for too.
+                sql = f"SELECT id FROM notes WHERE (instr(content, ?1) OR instr(lower(content), lower(?1))) {extra} LIMIT ?"
                 args = [word, *(params or []), limit * 4]
             for (note_id,) in self.db.execute(sql, args):
                 hits[note_id] = hits.get(note_id, 0.0) + 1.0

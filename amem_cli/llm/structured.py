@@ -121,14 +121,16 @@ def _scan(text: str) -> tuple[list[str], bool, int]:
 
 _TRAILING_STRING = re.compile(r'"(?:[^"\\]|\\.)*"\s*$')
 _TRAILING_LITERAL = re.compile(r"[A-Za-z0-9.+\-]+$")
+_REPAIR_TURNS = 8
 
 
 def _drop_dangling(s: str) -> str:
     """Remove what cannot end a JSON value: a comma, a key without its value, a cut-off
     number or literal (only the very last token: it may be incomplete). Loops until the
-    text ends cleanly."""
+    text ends cleanly, or gives up ("") after a few turns: a reply cut off mid-way needs
+    two or three, and each turn scans the whole text (`: : : ...` took seconds)."""
     literal_checked = False
-    while True:
+    for _ in range(_REPAIR_TURNS):
         s = s.rstrip()
         if not s:
             return s
@@ -157,6 +159,7 @@ def _drop_dangling(s: str) -> str:
                 s = s[: m.start()]
                 continue
         return s
+    return ""
 
 
 def repair_truncated(text: str) -> str | None:
@@ -328,6 +331,13 @@ _EDGE = "\"'`*•·:;,.!?-–—_=/\\|()[]{}<> \t\n"
 _BAD_INSIDE = re.compile(r"[{}\[\]<>|`\\]|\bhttps?://|```")
 _CHAR_LOOP = re.compile(r"(.{1,4}?)\1{4,}")
 _WORDISH = re.compile(r"\w", re.UNICODE)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# JSON's "\ud800" escape decodes to a lone surrogate, which no file can hold as UTF-8.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _printable(text: str) -> str:
+    return _SURROGATE.sub("", _CONTROL.sub(" ", text))
 
 
 def _norm_token(tok: str) -> str:
@@ -388,7 +398,7 @@ def clean_item(value: Any, *, max_chars: int = 40, max_words: int = 4) -> str:
     raw = str(value).strip()
     if not raw or _BAD_INSIDE.search(raw) or "\n" in raw:
         return ""
-    text = _WS.sub(" ", raw).lstrip("#").strip(_EDGE).strip()
+    text = _WS.sub(" ", _printable(raw)).lstrip("#").strip(_EDGE).strip()
     if max_chars < len(text) <= max_chars * 2:  # a short phrase said over and over may still fit
         text = collapse_repeats(text, char_loops=False)
     if not text or len(text) > max_chars:
@@ -448,7 +458,7 @@ def clean_sentence(value: Any, *, max_chars: int = 200, max_words: int = 30) -> 
         return ""
     if "```" in value or re.search(r"[{}<>]", value):
         return ""
-    text = _WS.sub(" ", value).strip().strip("\"'`").strip()
+    text = _WS.sub(" ", _printable(value)).strip().strip("\"'`").strip()
     text = _LABEL.sub("", text)
     if not text:
         return ""

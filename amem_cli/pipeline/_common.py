@@ -11,6 +11,11 @@ from amem_cli.llm.structured import Parsed, parse_reply
 
 log = logging.getLogger("amem.pipeline")
 
+# More characters than `max_tokens` tokens can spell: what is beyond was not written
+# by a model within its budget (a hostile endpoint, a backend bug), and reading JSON
+# out of a long text is quadratic in the worst case (200 kB of "{" took 90 s).
+CHARS_PER_TOKEN = 16
+
 
 @dataclass(kw_only=True)
 class StepStats:
@@ -58,8 +63,18 @@ def ask(
     if raw is None:
         return None
     stats.llm_calls += 1
+    raw, problems = _within_budget(raw, max_tokens)
     parsed = parse_reply(raw, schema)
+    if problems:
+        parsed = Parsed(parsed.data, False, problems + parsed.problems, parsed.repaired)
     stats.valid_outputs.append(parsed.valid)
     stats.problems.extend(parsed.problems)
     stats.raw_outputs.append(raw)
     return parsed
+
+
+def _within_budget(raw: str, max_tokens: int) -> tuple[str, list[str]]:
+    limit = max_tokens * CHARS_PER_TOKEN
+    if len(raw) <= limit:
+        return raw, []
+    return raw[:limit], [f"output of {len(raw):,} characters, more than {max_tokens} tokens can hold; cut"]

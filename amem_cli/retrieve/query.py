@@ -46,3 +46,9 @@ def has_cjk(text: str) -> bool:
 def cjk_terms(query: str) -> list[str]:
     """Runs of CJK characters in the query, for substring search."""
     return list(dict.fromkeys(m.group(0) for m in re.finditer(_CJK.pattern + "+", query)))
+
+
+def substring_terms(query: str) -> list[str]:
+    """What a plain substring search looks for: the query as typed, which FTS5 words miss
+    when it cuts a word or is all symbols ("ello wor", "🙂", "C++"), and its CJK runs."""
+    return list(dict.fromkeys([query.strip(), *cjk_terms(query)]))

@@ -249,7 +249,8 @@ def _markdown_files(folder: Path, names: list[str]) -> Iterator[_Entry]:
         except OSError as exc:
             yield at, source, f"{at}: cannot read it: {exc.strerror}"
             continue
-        parsed, error = Indexer._parse(at, data)  # as the vault reads a note file: "path:line: ..." on error
+        # As the vault reads a note file ("path:line: ..." on error); the note gets a new id.
+        parsed, error = Indexer._parse(at, data, own_id=False)
         if parsed is None:
             yield at, source, error
             continue

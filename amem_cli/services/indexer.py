@@ -15,7 +15,7 @@ from ..index.sqlite import SqliteIndex
 from ..index.vectors import VectorIndex
 from ..markdown import parse_note
 from ..models import Note, Status, SyncReport
-from ..store import FileStat, Vault, content_hash
+from ..store import MAX_NOTE_BYTES, FileStat, Vault, content_hash
 from ..sync import plan_changes
 
 EMBED_BATCH = 256
@@ -112,7 +112,7 @@ class Indexer:
 
     def _sync_file(self, path: str, stat: FileStat, row, report: SyncReport) -> None:
         try:
-            data = self.vault.read_bytes(path)
+            data = self.vault.read_bytes(path, limit=MAX_NOTE_BYTES)
         except OSError:
             return  # vanished since the scan: the next sync sees it gone
         digest = content_hash(data)
@@ -140,7 +140,9 @@ class Indexer:
             report.updated += 1
 
     @staticmethod
-    def _parse(path: str, data: bytes) -> tuple[Note | None, str | None]:
+    def _parse(path: str, data: bytes, *, own_id: bool = True) -> tuple[Note | None, str | None]:
+        if len(data) > MAX_NOTE_BYTES:
+            return None, f"{path}: larger than a note may be ({MAX_NOTE_BYTES // 2**20} MiB); split it; it was skipped"
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -149,7 +151,7 @@ class Indexer:
         if "\x00" in text:
             return None, f"{path}: a binary file, not a Markdown note; it was skipped"
         try:
-            return parse_note(text, path=path, fallback_id=id_from_stem(PurePosixPath(path).stem)), None
+            return parse_note(text, path=path, fallback_id=id_from_stem(PurePosixPath(path).stem), own_id=own_id), None
         except NoteFormatError as exc:
             return None, exc.message
 

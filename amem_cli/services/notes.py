@@ -12,12 +12,15 @@ from ..errors import NotFoundError, UsageError
 from ..ids import check_id, is_valid_id, new_id
 from ..markdown import normalise_text, parse_note, render_note, str_list
 from ..models import Note
-from ..store import content_hash
+from ..store import MAX_NOTE_BYTES, content_hash
 from ..timeutil import now, to_datetime
 from .indexer import Indexer
 from .jobs import QUEUED
 
 NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", "metadata")
+# Half a file's limit: the rest is room for frontmatter, so amem never writes a note
+# file it would refuse to read back.
+MAX_CONTENT_BYTES = MAX_NOTE_BYTES // 2
 
 
 class NoteService:
@@ -43,6 +46,15 @@ class NoteService:
         """A new, unsaved note with a fresh id. Raises UsageError on empty content."""
         if not isinstance(content, str) or not content.strip():
             raise UsageError("the note is empty", hint="give the note some text")
+        try:
+            size = len(content.encode("utf-8"))
+        except UnicodeEncodeError:  # a byte that was not UTF-8, smuggled in as a surrogate
+            raise UsageError("the note's text is not valid UTF-8", hint="convert it to UTF-8 first") from None
+        if "\x00" in content:  # the vault reads a file holding one as binary, and skips it
+            raise UsageError("the note's text holds a NUL character", hint="a note is text; remove it")
+        if size > MAX_CONTENT_BYTES:
+            raise UsageError(f"the note is larger than {MAX_CONTENT_BYTES // 2**20} MiB",
+                             hint="split it into smaller notes (`amem ingest` splits a transcript into turns)")
         created = to_datetime(created_at) if created_at is not None else now()
         if metadata is not None and not isinstance(metadata, Mapping):
             raise UsageError("metadata must be a mapping of keys to values")

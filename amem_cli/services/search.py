@@ -13,7 +13,7 @@ from ..errors import UsageError
 from ..models import SearchHit
 from ..retrieve.fusion import FUSIONS
 from ..retrieve.graph import neighbourhood, personalised_pagerank
-from ..retrieve.query import cjk_terms, has_cjk, keywords, words
+from ..retrieve.query import keywords, substring_terms, words
 from .indexer import Indexer
 
 MODES = ("hybrid", "semantic", "keyword", "graph")
@@ -90,8 +90,7 @@ class SearchService:
         lists: dict[str, list[tuple[str, float]]] = {}
         if mode != "semantic":
             lists["keyword"] = self.index.fts_search(keywords(query), depth, where, params)
-            if has_cjk(query):
-                lists["substring"] = self.index.substring_search(cjk_terms(query), depth, where, params)
+            lists["substring"] = self.index.substring_search(substring_terms(query), depth, where, params)
         if mode != "keyword":
             lists["semantic"] = self._semantic(query, depth, allowed)
         if mode in ("hybrid", "graph"):

@@ -91,9 +91,9 @@ def test_search_every_mode(run, notes, mode):
 
 
 def test_search_mode_lists(run, notes):
-    """Each mode reads its own lists: keyword (and no vectors), semantic, graph only."""
+    """Each mode reads its own lists: keyword and substring (and no vectors), semantic, graph only."""
     kw = search_json(run, "pottery", "--mode", "keyword")
-    assert {n for h in kw for n in h["sources"]} == {"keyword"}
+    assert {n for h in kw for n in h["sources"]} == {"keyword", "substring"}
     assert {h["id"] for h in kw} == {notes["pottery"], notes["reply"]}  # the reply through its neighbour's text
     sem = search_json(run, "pottery", "--mode", "semantic", "--limit", "50")
     assert {n for h in sem for n in h["sources"]} == {"semantic"}
@@ -101,7 +101,7 @@ def test_search_mode_lists(run, notes):
     graph = search_json(run, "pottery", "--mode", "graph")
     assert {n for h in graph for n in h["sources"]} == {"graph"}
     hybrid = search_json(run, "pottery", "--mode", "hybrid")
-    assert set(hybrid[0]["sources"]) == {"keyword", "semantic", "graph"}
+    assert set(hybrid[0]["sources"]) == {"keyword", "substring", "semantic", "graph"}
 
 
 @pytest.mark.parametrize("bad", ["fuzzy", "HYBRID", ""])
