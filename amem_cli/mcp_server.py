@@ -93,8 +93,9 @@ class _Server(MCPServer):
         return [*await super().list_resources(), *await anyio.to_thread.run_sync(self._list_notes)]
 
 
-def build(c: Container, turn: Turn, wake: threading.Event) -> MCPServer:
-    """The MCP server's tools and resources over the container `c`."""
+def build(c: Container, turn: Turn, wake: threading.Event, *, redact: bool = True) -> MCPServer:
+    """The MCP server's tools and resources over the container `c`. `redact`: secrets in
+    added notes become `[REDACTED:kind]` (`amem mcp --no-redact` keeps them)."""
 
     def list_notes() -> list[Resource]:
         with turn.held():
@@ -139,7 +140,8 @@ def build(c: Container, turn: Turn, wake: threading.Event) -> MCPServer:
     ) -> AddedNote:
         """Remember something: store it as a new note. Returns at once with the note's id;
         the model then fills in what was left out and links it to related notes."""
-        note = c.notes.add(content, keywords=keywords, tags=tags, context=context, created_at=created_at, defer=True)
+        note = c.notes.add(content, keywords=keywords, tags=tags, context=context, created_at=created_at, defer=True,
+                           redact=redact)
         wake.set()
         return AddedNote(**note.to_dict(), pending=True)
 
@@ -198,14 +200,14 @@ def build(c: Container, turn: Turn, wake: threading.Event) -> MCPServer:
     return mcp
 
 
-def serve(c: Container) -> None:
+def serve(c: Container, *, redact: bool = True) -> None:
     """Serve the vault over stdio until the client hangs up."""
     turn = Turn()
     c.indexer.watch()  # edits by others are seen within ~0.05 s, without rescanning the vault
     if not isinstance(c.llm, NoLLM):  # the pipeline tells "no model" by its type
         c.llm = PausingLLM(c.llm, turn, c.vault)
     worker = QueueWorker(c, turn)
-    server = build(c, turn, worker.wake)
+    server = build(c, turn, worker.wake, redact=redact)
     worker.start(warm_up=True)  # in the background: the client is answered at once
     try:
         server.run("stdio")
