@@ -12,6 +12,7 @@ from ..errors import NotFoundError, UsageError
 from ..ids import check_id, is_valid_id, new_id
 from ..markdown import normalise_text, parse_note, render_note, str_list
 from ..models import Note
+from ..pipeline.evolve import broken_rule
 from ..redact import REDACTED, redact_data
 from ..store import content_hash
 from ..timeutil import now, to_datetime
@@ -177,14 +178,14 @@ class NoteService:
         return new
 
     def revise(self, note_id: str, changes: dict[str, Any], *, cause: str | None, model: str | None) -> Note:
-        """Evolution: change a note's context and/or tags (nothing else), keep the file as
-        it was in the revision log, and re-embed the note at once."""
-        if not changes or set(changes) - {"context", "tags"}:
-            raise UsageError("evolution may change only a note's context and tags")
+        """Evolution: change a note's context and/or tags (nothing else, within bounds: see
+        `broken_rule`), keep the file as it was in the revision log, and re-embed the note."""
         self.indexer.sync()
         with self.vault.lock():
             before = self.vault.read_bytes(self._path(note_id))
             old = self.get(note_id, sync=False)
+            if problem := broken_rule(changes, old.tags):
+                raise UsageError(f"evolution of {note_id} refused: {problem}")
             new = self.update(note_id, lambda n: replace(n, **changes), embed=False, sync=False)
             after = self.vault.read_bytes(self._path(note_id))
             with self.index.transaction():
