@@ -139,7 +139,8 @@ def build(c: Container, turn: Turn, wake: threading.Event, *, redact: bool = Tru
         created_at: Annotated[str | None, Field(description="When it happened, ISO 8601 (default: now).")] = None,
     ) -> AddedNote:
         """Remember something: store it as a new note. Returns at once with the note's id;
-        the model then fills in what was left out and links it to related notes."""
+        the model then fills in what was left out and links it to related notes. Secrets
+        (API keys, tokens, passwords) are stored as [REDACTED:kind]."""
         note = c.notes.add(content, keywords=keywords, tags=tags, context=context, created_at=created_at, defer=True,
                            redact=redact)
         wake.set()
