@@ -45,6 +45,20 @@ def _wait(predicate, timeout=30.0):
     return False
 
 
+def _raw(sock_path, data: bytes) -> dict | None:
+    """Send raw bytes to the server and hang up; its reply, or None when it sent nothing back."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(30)
+        s.connect(str(sock_path))
+        try:
+            s.sendall(data)
+        except OSError:  # the server stopped reading a request it refused
+            pass
+        s.shutdown(socket.SHUT_WR)
+        reply = s.makefile("rb").read()
+    return json.loads(reply) if reply else None
+
+
 def _queued(vault) -> int:
     return index_rows(vault, "SELECT count(*) FROM jobs")[0][0]
 
@@ -126,13 +140,8 @@ def test_idle_timeout_socket_permissions_and_bad_requests(amem, vault, amem_cmd)
         assert stat.S_IMODE(sock.stat().st_mode) & 0o077 == 0  # owner only
         assert stat.S_IMODE((vault / ".amem").stat().st_mode) & 0o077 == 0
         for bad in (b"not json\n", b'{"op": "run", "argv": "a string"}\n', b'{"op": "launch"}\n', b"[1, 2]\n"):
-            with socket.socket(socket.AF_UNIX) as s:
-                s.connect(str(sock))
-                s.sendall(bad)
-                s.shutdown(socket.SHUT_WR)
-                reply = json.loads(s.makefile().read())
-            assert "error" in reply
-        assert _status(amem)["running"]  # still up
+            assert "error" in _raw(sock, bad)
+        assert _raw(sock, b'{"op": "ping"}\n') == {"ok": True}  # still up (asked at once: it idles out in 2 s)
         assert proc.wait(timeout=30) == 0  # then stops by itself when idle
         assert not sock.exists()
     finally:
@@ -162,21 +171,6 @@ def test_output_survives_the_bundled_model_working_in_the_background(amem, vault
     for _ in range(3):  # while the worker runs the model on that note
         res = amem("search", "kestrels", "--limit", "1", env=env, check=True)
         assert "Kestrels hover" in res.stdout
-
-
-def _raw(sock_path, data: bytes, *, hang_up: bool = True, timeout: float = 30) -> dict | None:
-    """Send raw bytes to the server; its reply, or None when it sent nothing back."""
-    with socket.socket(socket.AF_UNIX) as s:
-        s.settimeout(timeout)
-        s.connect(str(sock_path))
-        try:
-            s.sendall(data)
-        except OSError:  # the server stopped reading a request it refused
-            pass
-        if hang_up:
-            s.shutdown(socket.SHUT_WR)
-        reply = s.makefile("rb").read()
-    return json.loads(reply) if reply else None
 
 
 def test_malformed_requests_get_errors_and_the_server_serves_on(amem, vault):
