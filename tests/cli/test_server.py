@@ -52,9 +52,9 @@ def _raw(sock_path, data: bytes) -> dict | None:
         s.connect(str(sock_path))
         try:
             s.sendall(data)
+            s.shutdown(socket.SHUT_WR)
         except OSError:  # the server stopped reading a request it refused
             pass
-        s.shutdown(socket.SHUT_WR)
         reply = s.makefile("rb").read()
     return json.loads(reply) if reply else None
 
