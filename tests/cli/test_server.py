@@ -46,7 +46,8 @@ def _wait(predicate, timeout=30.0):
 
 
 def _raw(sock_path, data: bytes) -> dict | None:
-    """Send raw bytes to the server and hang up; its reply, or None when it sent nothing back."""
+    """Send raw bytes to the server and hang up; its reply, or None when it sent nothing
+    back (or reset the connection: it closes one whose request it stopped reading)."""
     with socket.socket(socket.AF_UNIX) as s:
         s.settimeout(30)
         s.connect(str(sock_path))
@@ -55,7 +56,10 @@ def _raw(sock_path, data: bytes) -> dict | None:
             s.shutdown(socket.SHUT_WR)
         except OSError:  # the server stopped reading a request it refused
             pass
-        reply = s.makefile("rb").read()
+        try:
+            reply = s.makefile("rb").read()
+        except ConnectionResetError:
+            return None
     return json.loads(reply) if reply else None
 
 
@@ -210,7 +214,10 @@ def test_malformed_requests_get_errors_and_the_server_serves_on(amem, vault):
         bad[what] = json.dumps({**base, **change}).encode() + b"\n"
     for what, data in bad.items():
         reply = _raw(sock, data)
-        assert reply is not None and "error" in reply and "code" not in reply, (what, reply)
+        if reply is None:  # refused unread: the only request the server may cut off
+            assert what == "a line longer than the limit"
+        else:
+            assert "error" in reply and "code" not in reply, (what, reply)
         # The next well-formed request is served, by the same server.
         ok = _raw(sock, valid)
         assert ok["code"] == 0 and json.loads(ok["stdout"])["id"] == note_id, what
