@@ -99,23 +99,27 @@ class AgentMemory:
         metadata: Mapping[str, Any] | None = None,
         after: str | None = None,
         defer: bool = False,
+        redact: bool = True,
     ) -> Note:
         """Add one note; `after` continues the sequence of an existing note; `defer`
-        stores it at once and queues the model's work for `process()`."""
+        stores it at once and queues the model's work for `process()`. Secrets (API keys,
+        tokens, passwords) become `[REDACTED:kind]` unless `redact=False`."""
         return self._c.notes.add(
             content, keywords=keywords, tags=tags, context=context, created_at=created_at, metadata=metadata,
-            after=after, defer=defer,
+            after=after, defer=defer, redact=redact,
         )
 
-    def add_many(self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False) -> list[Note]:
+    def add_many(
+        self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False, redact: bool = True
+    ) -> list[Note]:
         """Add notes that arrive together (a conversation, a transcript), chained in order."""
-        return self._c.notes.add_many(items, after=after, defer=defer)
+        return self._c.notes.add_many(items, after=after, defer=defer, redact=redact)
 
-    def import_file(self, path: str | Path, *, defer: bool = False) -> ImportReport:
+    def import_file(self, path: str | Path, *, defer: bool = False, redact: bool = True) -> ImportReport:
         """Import a JSONL file (one note a line; '-' reads standard input) or a folder of
         Markdown files. Bad lines are skipped and listed in `report.problems`; lines
         imported before are skipped too (`report.duplicates`). `report.ids`: the new notes."""
-        return self._c.importer.import_path(path, defer=defer)
+        return self._c.importer.import_path(path, defer=defer, redact=redact)
 
     def process(self, limit: int | None = None) -> list[str]:
         """Do the deferred work (construction, links, evolution); returns the notes done."""

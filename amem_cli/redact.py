@@ -9,6 +9,10 @@ ordinary words pass unchanged.
 from __future__ import annotations
 
 import re
+from typing import Any
+
+# The metadata key of a note that says how many secrets were redacted from it when added.
+REDACTED = "amem_redacted"
 
 # (kind, pattern, the group to replace: 0 is the whole match). Most specific first: a
 # JWT after "Bearer " is counted once, as a JWT.
@@ -47,3 +51,20 @@ def redact(text: str) -> tuple[str, int]:
 
         text = pattern.sub(replace, text)
     return text, count
+
+
+def redact_data(value: Any) -> tuple[Any, int]:
+    """`redact` over every string in a JSON-like value (keys too), and the count."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, (list, tuple)):
+        pairs = [redact_data(v) for v in value]
+        return type(value)(v for v, _ in pairs), sum(n for _, n in pairs)
+    if isinstance(value, dict):
+        out, count = {}, 0
+        for key, item in value.items():
+            (key, n), (item, m) = redact_data(key), redact_data(item)
+            out[key] = item
+            count += n + m
+        return out, count
+    return value, 0

@@ -56,6 +56,8 @@ class Vault:
             raise VaultError(f"{self.root} is not a folder", hint="pass --dir a folder")
         try:
             self.index_dir.mkdir(mode=0o700, exist_ok=True)  # the index and the server's socket: the owner's only
+            if self.index_dir.stat().st_mode & 0o077:  # made by something else (an older amem, a copy, a umask)
+                self.index_dir.chmod(0o700)
         except OSError as exc:
             raise VaultError(
                 f"cannot write to the vault {self.root}: {exc.strerror}",

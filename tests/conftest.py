@@ -39,6 +39,52 @@ def _isolated_config(tmp_path_factory, monkeypatch):
     isolate(monkeypatch, tmp_path_factory.mktemp("config") / "config.toml")
 
 
+# -- no network: a test may talk to loopback and Unix sockets, nothing else ------------
+
+_LOOPBACK_NAMES = {"localhost", "ip6-localhost", "ip6-loopback"}
+
+
+def _is_loopback(host) -> bool:
+    import ipaddress
+
+    host = host.decode() if isinstance(host, bytes) else str(host)
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False  # a name other than localhost would need DNS: that is the network too
+
+
+class NetworkAttempt(ConnectionRefusedError):
+    """Raised in place of a connection off this machine (an OSError, as no network gives)."""
+
+
+@pytest.fixture(autouse=True)
+def network_attempts(monkeypatch):
+    """Every AF_INET/AF_INET6 connect to a non-loopback address is refused and recorded,
+    and the test fails at teardown even if the code under test swallowed the error
+    (telemetry does). A test of the guard itself clears the list it is handed."""
+    import socket
+
+    attempts: list[str] = []
+
+    def guard(connect):
+        def checked(sock, address, *args, **kwargs):
+            if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
+                attempts.append(f"{address!r}")
+                raise NetworkAttempt(f"tests may not use the network: connect to {address!r}")
+            return connect(sock, address, *args, **kwargs)
+
+        return checked
+
+    monkeypatch.setattr(socket.socket, "connect", guard(socket.socket.connect))
+    monkeypatch.setattr(socket.socket, "connect_ex", guard(socket.socket.connect_ex))
+    yield attempts
+    if attempts:
+        pytest.fail("network connection attempted: " + ", ".join(attempts), pytrace=False)
+
+
 def free_port() -> int:
     """A free TCP port on loopback, for a server a test starts."""
     import socket

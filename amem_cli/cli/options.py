@@ -15,3 +15,6 @@ BoxOpt = Annotated[list[str] | None, typer.Option("--box", "-b", autocompletion=
 SinceOpt = Annotated[str | None, typer.Option("--since", help="Only notes created at or after this date-time.")]
 UntilOpt = Annotated[str | None, typer.Option("--until", help="Only notes created at or before this date-time.")]
 IdArg = Annotated[str, typer.Argument(help="The note's id.", show_default=False, autocompletion=complete_ids)]
+NoRedactOpt = Annotated[
+    bool, typer.Option("--no-redact", help="Keep API keys, tokens, private keys and passwords as they are (default: redacted).")
+]

@@ -474,25 +474,21 @@ def clean_sentence(value: Any, *, max_chars: int = 200, max_words: int = 30) -> 
 
 def trim_words(text: str, *, max_chars: int = 200, max_words: int = 30) -> str:
     """Trim to whole words within both bounds; a trimmed sentence ends with "…", a whole
-    one gets a full stop if it has no closing punctuation."""
+    one gets a full stop if it has no closing punctuation and there is room. The result,
+    ellipsis included, is never longer than `max_chars`."""
     words = text.split()
-    trimmed = False
-    if len(words) > max_words:
-        words = words[:max_words]
-        trimmed = True
+    trimmed = len(words) > max_words or len(" ".join(words)) > max_chars
+    words = words[:max_words]
+    budget = max_chars - 1 if trimmed else max_chars  # room for the "…"
     out = " ".join(words)
-    while len(out) > max_chars and len(words) > 1:
+    while len(out) > budget and len(words) > 1:
         words = words[:-1]
         out = " ".join(words)
-        trimmed = True
-    if len(out) > max_chars:
-        out = out[: max_chars - 1]
-        trimmed = True
-    out = out.strip()
+    out = out[:budget].strip()
     if not out:
         return ""
     if trimmed:
         return out.rstrip(_EDGE) + "…"
-    if out[-1] not in ".!?…":
+    if out[-1] not in ".!?…" and len(out) < max_chars:
         out += "."
     return out

@@ -119,6 +119,28 @@ def decide_evolution(
     return decision
 
 
+def broken_rule(changes: dict[str, Any], old_tags: list[str]) -> str | None:
+    """What in `changes` breaks the rules of evolution, or None. Checked again where a
+    revision is written, whatever produced it: a model told by a poisoned note to do
+    more, or a bug here, still cannot touch anything but a bounded context and tags."""
+    if not changes or set(changes) - {"context", "tags"}:
+        return "only a note's context and tags may evolve"
+    context = changes.get("context")
+    if context is not None and (
+        not isinstance(context, str) or len(context) > prompts.CONTEXT_MAX_CHARS or "\n" in context
+    ):
+        return f"a context is one line of at most {prompts.CONTEXT_MAX_CHARS} characters"
+    tags = changes.get("tags")
+    if tags is not None:
+        if not isinstance(tags, list) or len(tags) > max(MAX_TAGS, len(old_tags)):
+            return f"a note has at most {MAX_TAGS} tags"
+        if not all(isinstance(t, str) and t and len(t) <= prompts.TAG_MAX_CHARS and "\n" not in t for t in tags):
+            return f"a tag is one line of at most {prompts.TAG_MAX_CHARS} characters"
+        if not set(old_tags) <= set(tags):
+            return "evolution only adds tags"
+    return None
+
+
 def _about_neighbour(sentence: str, neighbour_words: set[str], pool: set[str]) -> bool:
     if len(sentence.split()) < MIN_CONTEXT_WORDS:
         return False

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -27,12 +28,16 @@ START_TIMEOUT = 60.0  # seconds a starting server may take before the CLI works 
 
 def socket_path(index_dir: Path) -> Path:
     """`.amem/server.sock`, or (a Unix socket path has ~100 bytes at most) a private
-    runtime folder named after the vault."""
+    runtime folder named after the vault. OSError when that folder is not private: in a
+    shared /tmp someone else could have made it, and put their own socket in it."""
     path = index_dir / "server.sock"
     if len(os.fsencode(path)) < 100:
         return path
     base = Path(os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/amem-{os.getuid()}")
     base.mkdir(mode=0o700, exist_ok=True)
+    info = base.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise PermissionError(f"{base} is not a folder of this user's only: no server socket in it")
     return base / (hashlib.sha1(os.fsencode(index_dir)).hexdigest()[:16] + ".sock")
 
 
@@ -142,6 +147,10 @@ def run_via_server(argv: list[str]) -> int | None:
     index_dir = root / ".amem"
     if not index_dir.is_dir():
         return None
+    try:
+        socket_path(index_dir)
+    except OSError:
+        return None  # nowhere private for the socket: work alone
     # The server works out this command's settings from what this process sees.
     request = {
         "op": "run", "argv": argv, "dir": str(root), "cwd": os.getcwd(),

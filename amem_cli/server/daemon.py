@@ -21,8 +21,13 @@ from datetime import datetime, timezone
 
 from ..config import Settings
 from ..container import Container
-from .client import settings_for, settings_key, socket_path, split_argv
+from .client import LOCAL_ONLY, settings_for, settings_key, socket_path, split_argv
 from .worker import PausingLLM, QueueWorker, Turn
+
+# A request is one line of JSON. Longer ones are refused (the CLI then works alone); a
+# client that sends nothing for this long is dropped, so a hung client holds no thread.
+MAX_REQUEST = 64 * 2**20
+READ_TIMEOUT = 60.0
 
 
 class NeedStdin(BaseException):
@@ -140,13 +145,23 @@ class Server:
         server_self = self
 
         class Handler(socketserver.StreamRequestHandler):
+            timeout = READ_TIMEOUT
+
             def handle(self):
                 try:
-                    request = json.loads(self.rfile.readline() or b"{}")
+                    line = self.rfile.readline(MAX_REQUEST + 1)
+                    if len(line) > MAX_REQUEST:
+                        raise ValueError(f"request longer than {MAX_REQUEST} bytes")
+                    request = json.loads(line or b"{}")
+                    if not isinstance(request, dict):
+                        raise ValueError("a request is a JSON object")
                     reply = server_self.handle(request)
                 except Exception as exc:  # a malformed request gets an error, never a crash
                     reply = {"error": f"{exc.__class__.__name__}: {exc}"}
-                self.wfile.write(json.dumps(reply).encode() + b"\n")
+                try:
+                    self.wfile.write(json.dumps(reply).encode() + b"\n")
+                except OSError:
+                    pass  # the client hung up: nobody to tell
 
         class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             daemon_threads = True
@@ -196,6 +211,8 @@ class Server:
             argv = request.get("argv")
             if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
                 return {"error": "argv must be a list of strings"}
+            if split_argv(argv)[1] in LOCAL_ONLY:  # `serve`, `mcp`, `edit` here would take the server over
+                return {"error": f"{split_argv(argv)[1]!r} runs only in the command's own process"}
             settings = settings_for(split_argv(request["argv"])[0], dict(request.get("env") or {}), dir=request.get("dir"))
             if settings.server == "off":
                 return {"retry": "off"}

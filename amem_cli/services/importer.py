@@ -26,7 +26,7 @@ from ..errors import AmemError, NotFoundError, UsageError
 from ..models import Note
 from ..store import Vault, content_hash
 from .indexer import Indexer
-from .notes import NOTE_FIELDS, NoteService
+from .notes import NOTE_FIELDS, NoteService, redact_note
 
 BATCH = 256
 SOURCE_HASH = "source_hash"
@@ -43,6 +43,7 @@ class ImportReport:
     duplicates: int = 0  # imported before, so left alone
     problems: list[str] = field(default_factory=list)  # "path:line: what is wrong", one per skipped
     warnings: list[str] = field(default_factory=list)
+    redactions: int = 0  # secrets replaced by [REDACTED:kind] in the notes imported
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,6 +53,7 @@ class ImportReport:
             "ids": list(self.ids),
             "problems": list(self.problems),
             "warnings": list(self.warnings),
+            "redactions": self.redactions,
         }
 
 
@@ -66,14 +68,16 @@ class Importer:
         defer: bool = False,
         batch: int = BATCH,
         progress: Callable[[int, int | None], None] | None = None,
+        redact: bool = True,
     ) -> ImportReport:
         """Import a JSONL file ('-': standard input) or a folder of Markdown files.
-        Bad lines and files are reported and skipped; the rest is imported."""
+        Bad lines and files are reported and skipped; the rest is imported. `redact`:
+        secrets in the notes become `[REDACTED:kind]` before anything is stored."""
         if batch < 1:
             raise UsageError("the batch size must be at least 1")
         report = ImportReport()
         entries, total, chain = self._entries(path, report)
-        return self._run(entries, total, chain, report, defer=defer, batch=batch, progress=progress)
+        return self._run(entries, total, chain, report, defer=defer, batch=batch, progress=progress, redact=redact)
 
     def _entries(self, path: str | Path, report: ImportReport) -> tuple[Iterator[_Entry], int | None, bool]:
         """What to import, how many entries there are (if known), and whether they are a sequence."""
@@ -107,6 +111,7 @@ class Importer:
         defer: bool,
         batch: int,
         progress: Callable[[int, int | None], None] | None,
+        redact: bool,
     ) -> ImportReport:
         self.notes.indexer.sync()
         known = self.notes.index.notes_by_metadata(SOURCE_HASH)  # one query, not one per line
@@ -132,7 +137,7 @@ class Importer:
                 report.problems.append(item)
                 continue
             try:
-                note = _build(source, item)
+                note, redactions = _build(source, item, redact)
             except AmemError as exc:
                 report.skipped += 1
                 report.problems.append(f"{where}: {exc.message}")
@@ -144,6 +149,7 @@ class Importer:
                     flush()
                     after = existing
                 continue
+            report.redactions += redactions
             pending.append(note)
             if len(pending) >= batch:
                 flush()
@@ -151,14 +157,16 @@ class Importer:
         return report
 
 
-def _build(source: str, fields: dict[str, Any]) -> Note:
+def _build(source: str, fields: dict[str, Any], redact: bool) -> tuple[Note, int]:
+    """The note, and how many secrets were redacted from it."""
     fields = dict(fields)
     extra = fields.pop("extra", {})
-    note = NoteService.build(fields.pop("content"), **fields)
+    note = NoteService.build(fields.pop("content"), redact=False, **fields)
     note.extra = extra
     note.metadata.setdefault("source", source)
+    redactions = redact_note(note) if redact else 0  # before the hash: not even a hash of a secret is kept
     note.metadata[SOURCE_HASH] = content_hash(f"{source}\n{note.content}".encode("utf-8"))[:16]
-    return note
+    return note, redactions
 
 
 # -- JSONL ------------------------------------------------------------------

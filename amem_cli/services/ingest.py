@@ -56,7 +56,7 @@ class Ingester:
         def flush() -> None:
             nonlocal after
             if pending:
-                added = self.notes.add_many(pending, after=after, defer=defer)
+                added = self.notes.add_many(pending, after=after, defer=defer, redact=redact_secrets)
                 report.ids.extend(n.id for n in added)
                 after = added[-1].id
                 pending.clear()

@@ -12,6 +12,8 @@ from ..errors import NotFoundError, UsageError
 from ..ids import check_id, is_valid_id, new_id
 from ..markdown import normalise_text, parse_note, render_note, str_list
 from ..models import Note
+from ..pipeline.evolve import broken_rule
+from ..redact import REDACTED, redact_data
 from ..store import MAX_NOTE_BYTES, content_hash
 from ..timeutil import now, to_datetime
 from .indexer import Indexer
@@ -42,8 +44,10 @@ class NoteService:
         created_at: datetime | str | None = None,
         metadata: Mapping[str, Any] | None = None,
         id: str | None = None,
+        redact: bool = True,
     ) -> Note:
-        """A new, unsaved note with a fresh id. Raises UsageError on empty content."""
+        """A new, unsaved note with a fresh id. Raises UsageError on empty content.
+        `redact`: secrets in any field become `[REDACTED:kind]` (see `redact_note`)."""
         if not isinstance(content, str) or not content.strip():
             raise UsageError("the note is empty", hint="give the note some text")
         try:
@@ -72,6 +76,8 @@ class NoteService:
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        if redact:
+            redact_note(note)
         return note
 
     # -- writes -----------------------------------------------------------
@@ -151,9 +157,12 @@ class NoteService:
             self.update(old_next, relink("previous", last.id), embed=False)
 
     def add(self, content: str, *, after: str | None = None, defer: bool = False, embed: bool = True, **fields: Any) -> Note:
+        """Add one note (`fields`: those of `build`, `redact` too)."""
         return self.add_notes([self.build(content, **fields)], after=after, defer=defer, embed=embed)[0]
 
-    def add_many(self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False) -> list[Note]:
+    def add_many(
+        self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False, redact: bool = True
+    ) -> list[Note]:
         """Add notes that arrive together, in order, chained as a sequence."""
         notes = []
         for n, item in enumerate(items, 1):
@@ -164,7 +173,7 @@ class NoteService:
                 raise UsageError(f"item {n} has unknown keys: {', '.join(sorted(unknown))}")
             item = dict(item)
             content = item.pop("content", None)
-            notes.append(self.build(content, **item))
+            notes.append(self.build(content, redact=redact, **item))
         return self.add_notes(notes, chain=True, after=after, defer=defer)
 
     def update(self, note_id: str, change, *, embed: bool = True, sync: bool = True, journal=None) -> Note:
@@ -216,12 +225,15 @@ class NoteService:
         return new
 
     def revise(self, note_id: str, changes: dict[str, Any], *, cause: str | None, model: str | None) -> Note:
-        """Evolution: change a note's context and/or tags (nothing else), keep the file as
-        it was in the revision log, and re-embed the note at once."""
-        if not changes or set(changes) - {"context", "tags"}:
-            raise UsageError("evolution may change only a note's context and tags")
+        """Evolution: change a note's context and/or tags (nothing else, within bounds: see
+        `broken_rule`), keep the file as it was in the revision log, and re-embed the note."""
         self.indexer.sync()
         recorded: list[int] = []
+
+        def evolve(note: Note) -> Note:
+            if problem := broken_rule(changes, note.tags):  # the rules hold whatever the model said
+                raise UsageError(f"evolution of {note_id} refused: {problem}")
+            return replace(note, **changes)
 
         def journal(old: Note, new: Note, before: bytes, text: str) -> None:
             # Recorded ahead of the file: a kill in between leaves a revision that never
@@ -235,7 +247,7 @@ class NoteService:
                 }))
 
         try:
-            new = self.update(note_id, lambda n: replace(n, **changes), embed=False, sync=False, journal=journal)
+            new = self.update(note_id, evolve, embed=False, sync=False, journal=journal)
         except BaseException:
             with self.index.transaction():
                 for seq in recorded:  # the file was not written (a person's edit came first)
@@ -322,6 +334,26 @@ class NoteService:
         if path is None:
             raise NotFoundError(f"no note with the id {note_id}", hint="see `amem list` for the ids")
         return path
+
+
+def redact_note(note: Note) -> int:
+    """Replace the secrets in every field a caller gives (text, keywords, tags, context,
+    boxes, metadata, other frontmatter) before the note is written, embedded or shown to
+    a model; the count goes into `metadata.amem_redacted`, and is returned."""
+    count = 0
+
+    def clean(value):
+        nonlocal count
+        value, n = redact_data(value)
+        count += n
+        return value
+
+    note.content, note.context = clean(note.content), clean(note.context)
+    note.keywords, note.tags, note.boxes = clean(note.keywords), clean(note.tags), clean(note.boxes)
+    note.metadata, note.extra = clean(note.metadata), clean(note.extra)
+    if count:
+        note.metadata[REDACTED] = count
+    return count
 
 
 def _without_link(note: Note, target: str) -> Note:

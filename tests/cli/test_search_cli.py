@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from amem_cli.cli.app import app
 from conftest import isolate
-from amem_cli.services.context import estimate_tokens
+from amem_cli.services.context import PREAMBLE, estimate_tokens
 
 MODES = ("hybrid", "semantic", "keyword", "graph")
 DUCK = "我喜欢在北京吃烤鸭"
@@ -183,28 +183,28 @@ def test_search_no_hits_message(run, notes):
 
 
 def test_context_fits_the_budget(run, notes):
-    res = run("context", "pottery class", "--max-tokens", "50")
+    res = run("context", "pottery class", "--max-tokens", "70")
     assert res.exit_code == 0, res.output
     text = res.stdout.rstrip("\n")
-    assert text, "at least one note fits in 50 tokens"
-    assert estimate_tokens(text) <= 50 and len(text) <= 200
-    assert text.startswith(f"[{notes['pottery']}] 2023-05-08 13:56\nCaroline joined a pottery class on Saturdays")
+    assert text, "at least one note fits in 70 tokens"
+    assert estimate_tokens(text) <= 70 and len(text) <= 280
+    assert text.startswith(f"{PREAMBLE}\n\n[{notes['pottery']}] 2023-05-08 13:56\n> Caroline joined a pottery class on Saturdays")
     big = run("context", "pottery class", "--max-tokens", "2000").stdout.rstrip("\n")
     assert big.startswith(text) and len(big) > len(text)  # the budget left notes out
-    assert "Context: Caroline's new hobby." in big and "Keywords: pottery" in big and "Tags: art" in big
-    assert f"Sequence: before [[{notes['reply']}]]" in big
+    assert "> Context: Caroline's new hobby." in big and "> Keywords: pottery" in big and "> Tags: art" in big
+    assert f"> Sequence: before [[{notes['reply']}]]" in big
 
 
 def test_context_json(run, notes):
-    res = run("context", "pottery class", "--max-tokens", "50", "--json")
+    res = run("context", "pottery class", "--max-tokens", "70", "--json")
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert set(data) == {"query", "context", "tokens", "notes"}
     assert data["query"] == "pottery class"
-    assert data["tokens"] == estimate_tokens(data["context"]) and 0 < data["tokens"] <= 50
+    assert data["tokens"] == estimate_tokens(data["context"]) and 0 < data["tokens"] <= 70
     assert data["notes"][0] == notes["pottery"]
     assert re.findall(r"^\[(\S+)\] \d{4}-\d\d-\d\d \d\d:\d\d$", data["context"], re.M) == data["notes"]
-    plain = run("context", "pottery class", "--max-tokens", "50").stdout.rstrip("\n")
+    plain = run("context", "pottery class", "--max-tokens", "70").stdout.rstrip("\n")
     assert plain == data["context"]
 
 

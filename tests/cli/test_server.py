@@ -45,6 +45,24 @@ def _wait(predicate, timeout=30.0):
     return False
 
 
+def _raw(sock_path, data: bytes) -> dict | None:
+    """Send raw bytes to the server and hang up; its reply, or None when it sent nothing
+    back (or reset the connection: it closes one whose request it stopped reading)."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(30)
+        s.connect(str(sock_path))
+        try:
+            s.sendall(data)
+            s.shutdown(socket.SHUT_WR)
+        except OSError:  # the server stopped reading a request it refused
+            pass
+        try:
+            reply = s.makefile("rb").read()
+        except ConnectionResetError:
+            return None
+    return json.loads(reply) if reply else None
+
+
 def _queued(vault) -> int:
     return index_rows(vault, "SELECT count(*) FROM jobs")[0][0]
 
@@ -126,13 +144,8 @@ def test_idle_timeout_socket_permissions_and_bad_requests(amem, vault, amem_cmd)
         assert stat.S_IMODE(sock.stat().st_mode) & 0o077 == 0  # owner only
         assert stat.S_IMODE((vault / ".amem").stat().st_mode) & 0o077 == 0
         for bad in (b"not json\n", b'{"op": "run", "argv": "a string"}\n', b'{"op": "launch"}\n', b"[1, 2]\n"):
-            with socket.socket(socket.AF_UNIX) as s:
-                s.connect(str(sock))
-                s.sendall(bad)
-                s.shutdown(socket.SHUT_WR)
-                reply = json.loads(s.makefile().read())
-            assert "error" in reply
-        assert _status(amem)["running"]  # still up
+            assert "error" in _raw(sock, bad)
+        assert _raw(sock, b'{"op": "ping"}\n') == {"ok": True}  # still up (asked at once: it idles out in 2 s)
         assert proc.wait(timeout=30) == 0  # then stops by itself when idle
         assert not sock.exists()
     finally:
@@ -162,3 +175,84 @@ def test_output_survives_the_bundled_model_working_in_the_background(amem, vault
     for _ in range(3):  # while the worker runs the model on that note
         res = amem("search", "kestrels", "--limit", "1", env=env, check=True)
         assert "Kestrels hover" in res.stdout
+
+
+def test_malformed_requests_get_errors_and_the_server_serves_on(amem, vault):
+    from amem_cli.server.daemon import MAX_REQUEST
+
+    note_id = amem("add", "Puffins mate for life and return to the same burrow", check=True).stdout.strip()
+    pid = _status(amem)["pid"]
+    sock = vault / ".amem" / "server.sock"
+    env = {**{k: v for k, v in os.environ.items() if k.startswith("AMEM_")}, **SERVER}  # as the CLI sends it
+    valid = json.dumps({"op": "run", "argv": ["show", note_id, "--json"], "dir": str(vault), "env": env}).encode() + b"\n"
+    bad = {
+        "garbage bytes": bytes(range(256)) * 4 + b"\n",
+        "not UTF-8": b'{"op": "\xff\xfe"}\n',
+        "truncated frame": b'{"op": "run", "argv": ["list", "--js',
+        "a length prefix, as some protocols have": (2**31 - 1).to_bytes(4, "big") + b'{"op": "ping"}',
+        "a line longer than the limit": b"[" * (MAX_REQUEST + 1024),
+        "deeply nested JSON": b"[" * 100_000 + b"]" * 100_000 + b"\n",
+        "a JSON list": b'["op", "run"]\n',
+        "a JSON string": b'"ping"\n',
+        "op of the wrong type": b'{"op": 5}\n',
+        "nothing at all": b"",
+    }
+    # Well-formed but for one field (the rest as the CLI sends it, so the server gets that far).
+    base = {"op": "run", "argv": ["list"], "dir": str(vault), "env": env}
+    for what, change in {
+        "argv not a list": {"argv": {"0": "list"}},
+        "argv of numbers": {"argv": [1, 2]},
+        "env not an object": {"env": "AMEM_LLM=none"},
+        "dir of the wrong type": {"dir": 7},
+        "width not a number": {"width": "wide"},
+        "stdin not text": {"argv": ["add"], "stdin": 12},
+        "cwd that does not exist": {"cwd": "/no/such/folder"},
+        "a command that would take the server over": {"argv": ["--dir", str(vault), "serve"]},
+        "a command that would serve MCP on the server's stdio": {"argv": ["mcp"]},
+        "a command that would open an editor in the server": {"argv": ["edit", note_id]},
+    }.items():
+        bad[what] = json.dumps({**base, **change}).encode() + b"\n"
+    for what, data in bad.items():
+        reply = _raw(sock, data)
+        if reply is None:  # refused unread: the only request the server may cut off
+            assert what == "a line longer than the limit"
+        else:
+            assert "error" in reply and "code" not in reply, (what, reply)
+        # The next well-formed request is served, by the same server.
+        ok = _raw(sock, valid)
+        assert ok["code"] == 0 and json.loads(ok["stdout"])["id"] == note_id, what
+    # A client that connects and hangs up at once, and one that connects and says nothing.
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(str(sock))
+    idle = socket.socket(socket.AF_UNIX)
+    idle.connect(str(sock))
+    try:
+        assert amem("show", note_id, check=True).stdout
+        status = _status(amem)
+        assert status["pid"] == pid and status["running"]
+    finally:
+        idle.close()
+    log = (vault / ".amem" / "server.log").read_text()
+    assert "Traceback" not in log, log[-2000:]
+
+
+def test_secrets_reach_no_byte_of_the_vault_or_the_server_log(amem, vault, tmp_path):
+    """add, ingest and import through the warm server (its model the fake one): no secret
+    in the files, the index, the vectors or the server's log."""
+    from secret_corpus import secrets
+
+    corpus = secrets()
+    sentences = [sentence for _, _, sentence in corpus]
+    env = {"AMEM_LLM": "fake", "AMEM_LINK_THRESHOLD": "-1"}
+    amem("add", "\n".join(sentences[:80]), env=env, check=True)
+    (tmp_path / "talk.txt").write_text("\n\n".join(f"user: {s}" for s in sentences[80:160]))
+    res = amem("ingest", str(tmp_path / "talk.txt"), "--json", env=env)
+    assert res.returncode == 0 and json.loads(res.stdout)["redactions"] == 80, res.stderr
+    (tmp_path / "a.jsonl").write_text("\n".join(json.dumps({"content": s}) for s in sentences[160:]) + "\n")
+    amem("import", str(tmp_path / "a.jsonl"), env=env, check=True)
+    assert _wait(lambda: _queued(vault) == 0)
+    amem("server", "stop", check=True)
+    files = [p for p in vault.rglob("*") if p.is_file()]
+    assert any(p.name == "server.log" for p in files) and any("chroma" in p.parts for p in files)
+    data = b"".join(p.read_bytes() for p in files)
+    assert [kind for kind, value, _ in corpus if value.encode() in data] == []

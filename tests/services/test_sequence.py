@@ -12,7 +12,7 @@ import pytest
 from amem_cli import AgentMemory, Note, NoteBuilder
 from amem_cli.errors import AmemError, NotFoundError, UsageError
 from amem_cli.markdown import parse_note, render_note
-from amem_cli.services.context import estimate_tokens, note_block
+from amem_cli.services.context import PREAMBLE, estimate_tokens, note_block
 from amem_cli.services.search import MODES
 from conftest import isolate
 
@@ -428,16 +428,25 @@ def context_notes(memory):
 
 
 def blocks(text: str) -> list[str]:
-    return text.split("\n\n") if text else []
+    """The note blocks of a context, after the preamble that says they are untrusted."""
+    if not text:
+        return []
+    preamble, *notes = text.split("\n\n")
+    assert preamble == PREAMBLE
+    return notes
+
+
+def with_preamble(*blocks: str) -> str:
+    return "\n\n".join([PREAMBLE, *blocks])
 
 
 def test_build_context_blocks_dates_and_lines(memory, context_notes):
     a, b, c = context_notes
     text = memory.build_context("pottery", max_tokens=None, top_k=3)
-    assert f"[{a.id}] 2023-05-08 13:56\nCaroline joined a pottery class on Saturdays\n" in text
+    assert f"[{a.id}] 2023-05-08 13:56\n> Caroline joined a pottery class on Saturdays\n" in text
     assert f"[{b.id}] 2023-05-09 09:05\n" in text and f"[{c.id}] 2023-05-10 18:30\n" in text
-    assert "Context: Caroline's new hobby.\nKeywords: pottery, class\nTags: hobby" in text
-    assert "Context: Melanie's pottery progress.\nKeywords: kiln\nTags: hobby\nLinks: [[" + a.id + "]]" in text
+    assert "> Context: Caroline's new hobby.\n> Keywords: pottery, class\n> Tags: hobby" in text
+    assert "> Context: Melanie's pottery progress.\n> Keywords: kiln\n> Tags: hobby\n> Links: [[" + a.id + "]]" in text
     assert sorted(blocks(text)) == sorted(note_block(n) for n in (a, b, c))
 
 
@@ -445,9 +454,9 @@ def test_build_context_respects_the_budget_and_never_cuts_a_note(memory, context
     whole = {note_block(n) for n in context_notes}
     full = memory.build_context("pottery", max_tokens=None, top_k=3)
     assert set(blocks(full)) == whole
-    # What fit() charges: each block rounded up, plus a token for each blank line between
-    # blocks; never less than the joined text's own estimate.
-    needed = sum(estimate_tokens(b) for b in blocks(full)) + len(blocks(full)) - 1
+    # What fit() charges: the preamble and each block rounded up, plus a token for each
+    # blank line between them; never less than the joined text's own estimate.
+    needed = estimate_tokens(PREAMBLE) + sum(estimate_tokens(b) + 1 for b in blocks(full))
     assert estimate_tokens(full) <= needed
     seen_sizes = set()
     for budget in [1, 5, 15, 25, 40, 60, 80, 100, 140, needed - 1, needed, needed + 50]:
@@ -464,18 +473,20 @@ def test_build_context_respects_the_budget_and_never_cuts_a_note(memory, context
 
 def test_build_context_smaller_note_takes_the_place_of_one_that_does_not_fit(memory, context_notes):
     a, b, c = context_notes
-    long_cost = estimate_tokens(note_block(c))
-    short_cost = estimate_tokens(note_block(a))
+    base = estimate_tokens(PREAMBLE)
+    long_cost = estimate_tokens(note_block(c)) + 1  # the blank line before it
+    short_cost = estimate_tokens(note_block(a)) + 1
     assert short_cost < long_cost
-    text = memory.build_context([c, a], max_tokens=long_cost - 1)
-    assert text == note_block(a)
-    assert memory.build_context([c, a], max_tokens=long_cost) == note_block(c)
-    assert memory.build_context([c, a], max_tokens=long_cost + short_cost + 1) == note_block(c) + "\n\n" + note_block(a)
-    assert memory.build_context([c, a], max_tokens=long_cost + short_cost) == note_block(c)  # the gap costs a token
+    text = memory.build_context([c, a], max_tokens=base + long_cost - 1)
+    assert text == with_preamble(note_block(a))
+    assert memory.build_context([c, a], max_tokens=base + long_cost) == with_preamble(note_block(c))
+    assert memory.build_context([c, a], max_tokens=base + long_cost + short_cost) == with_preamble(note_block(c), note_block(a))
+    assert memory.build_context([c, a], max_tokens=base + long_cost + short_cost - 1) == with_preamble(note_block(c))
+    assert memory.build_context([c, a], max_tokens=base) == ""  # no note fits: no preamble either
 
 
 def test_build_context_sequence_line(memory):
     a, b, c = memory.add_many(TURNS)
     block = note_block(memory.get(b.id))
-    assert block.splitlines()[-1] == f"Sequence: after [[{a.id}]], before [[{c.id}]]"
+    assert block.splitlines()[-1] == f"> Sequence: after [[{a.id}]], before [[{c.id}]]"
     assert re.fullmatch(r"\[\S+\] 2023-05-08 13:57", block.splitlines()[0])

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from amem_cli.embed.fake import HashEmbedder
-from amem_cli.llm import LLMError, NoLLM, ScriptedLLM
+from amem_cli.llm import LLMError, NoLLM, ScriptedLLM, prompts
 from amem_cli.pipeline import (
     Candidate,
     Evolution,
@@ -254,7 +254,7 @@ def _number_of(content: str):
 
     def reply(messages, schema):
         prompt = messages[-1]["content"]
-        m = re.search(r"^(\d+)\. " + re.escape(content[:20]), prompt, re.MULTILINE)
+        m = re.search(r"^(\d+)\. " + re.escape(prompts.FENCE_OPEN + content[:20]), prompt, re.MULTILINE)
         return {"links": [int(m.group(1))]}
 
     return reply
@@ -420,7 +420,7 @@ def test_boxes_reuse_existing_with_case_and_plural():
 def test_boxes_show_existing_boxes_biggest_first():
     llm = ScriptedLLM([{"boxes": ["databases"]}])
     classify_boxes(NOTE, [], [], EXISTING, llm=llm)
-    assert "Existing boxes: databases (5), Travel (2), git (1)" in llm.calls[0].prompt
+    assert "Existing boxes: " + prompts.fenced("databases (5), Travel (2), git (1)") in llm.calls[0].prompt
 
 
 def test_new_box_is_slugged():

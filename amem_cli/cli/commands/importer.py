@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from ..app import command, container
-from ..options import JsonOpt
+from ..options import JsonOpt, NoRedactOpt
 from ..output import console, err_console, escape, print_json, warn
 
 
@@ -23,6 +23,7 @@ def import_(
         bool, typer.Option("--defer", help="Store the notes now; queue the model's work for `amem process`.")
     ] = False,
     batch: Annotated[int, typer.Option("--batch", min=1, help="Notes written, embedded and linked together.")] = 256,
+    no_redact: NoRedactOpt = False,
     json_output: JsonOpt = False,
 ) -> None:
     """Import notes from a JSONL file or a folder of Markdown files.
@@ -30,7 +31,8 @@ def import_(
     A JSONL line holds `content` and optionally `keywords`, `tags`, `context`,
     `created_at` and `metadata`; the lines of a file are chained as a sequence. Bad lines
     are reported and skipped (exit status 1). Lines imported before are skipped, so
-    importing a file again adds only what is new."""
+    importing a file again adds only what is new. Secrets (API keys, tokens, passwords)
+    are redacted."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -40,7 +42,8 @@ def import_(
                   console=stderr, disable=not stderr.is_terminal, transient=True) as bar:
         task = bar.add_task("Importing", total=None)
         report = c.importer.import_path(
-            path, defer=defer, batch=batch, progress=lambda done, total: bar.update(task, completed=done, total=total)
+            path, defer=defer, batch=batch, progress=lambda done, total: bar.update(task, completed=done, total=total),
+            redact=not no_redact,
         )
     for problem in report.problems:
         err_console.print(escape(problem))
@@ -55,6 +58,8 @@ def import_(
             summary.append(f"skipped {report.skipped} (see above)")
         if report.duplicates:
             summary.append(f"skipped {report.duplicates} already imported")
+        if report.redactions:
+            summary.append(f"redacted {report.redactions} secret{'' if report.redactions == 1 else 's'}")
         queued = " (their model work is queued: run `amem process`)" if defer and report.ids else ""
         console.print(", ".join(summary) + queued)
     if report.skipped:

@@ -10,7 +10,7 @@ import typer
 
 from ...errors import NotFoundError, UsageError
 from ..app import command, container
-from ..options import JsonOpt
+from ..options import JsonOpt, NoRedactOpt
 from ..output import print_json
 
 
@@ -37,7 +37,7 @@ def ingest(
     files: Annotated[
         list[str] | None, typer.Argument(help="Transcript files; '-' or nothing reads standard input.", show_default=False)
     ] = None,
-    no_redact: Annotated[bool, typer.Option("--no-redact", help="Keep API keys, tokens and passwords as they are.")] = False,
+    no_redact: NoRedactOpt = False,
     defer: Annotated[
         bool, typer.Option("--defer", help="Store the notes now; queue the model's work for `amem process`.")
     ] = False,

@@ -5,12 +5,14 @@ from __future__ import annotations
 import typer
 
 from ..app import command, container
+from ..options import NoRedactOpt
 
 
 @command("mcp")
-def mcp(ctx: typer.Context) -> None:
+def mcp(ctx: typer.Context, no_redact: NoRedactOpt = False) -> None:
     """Serve the vault to an MCP client (an agent) over stdio: tools to add, search and
-    read notes, and the notes as resources. Creates the vault if it does not exist."""
+    read notes, and the notes as resources. Creates the vault if it does not exist.
+    Secrets in added notes are redacted."""
     from ...mcp_server import serve
 
-    serve(container(ctx, create=True))
+    serve(container(ctx, create=True), redact=not no_redact)

@@ -11,10 +11,11 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
+from ...redact import REDACTED
 from ..app import command, container, served
 from ..completions import complete_boxes, complete_ids, complete_tags
-from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, SinceOpt, TagOpt, UntilOpt
-from ..output import console, escape, print_json, snippet
+from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, NoRedactOpt, SinceOpt, TagOpt, UntilOpt
+from ..output import console, escape, print_json, snippet, warn
 
 
 def _parse_meta(items: list[str] | None) -> dict[str, str]:
@@ -55,9 +56,10 @@ def add(
     defer: Annotated[
         bool, typer.Option("--defer", help="Store the note now; queue the model's work for `amem process`.")
     ] = False,
+    no_redact: NoRedactOpt = False,
     json_output: JsonOpt = False,
 ) -> None:
-    """Add a note. Prints its id."""
+    """Add a note. Prints its id. Secrets in it (API keys, tokens, passwords) are redacted."""
     content = _read_text(text)
     c = container(ctx)
     # In the warm server the note is stored and acknowledged at once; its worker then
@@ -65,8 +67,10 @@ def add(
     queue = served()
     note = c.notes.add(
         content, keywords=keyword, tags=tag, context=context, boxes=box, metadata=_parse_meta(meta), created_at=created,
-        after=after, defer=defer or queue, embed=not queue,
+        after=after, defer=defer or queue, embed=not queue, redact=not no_redact,
     )
+    if redacted := note.metadata.get(REDACTED):
+        warn(f"{redacted} secret{'s' if redacted != 1 else ''} redacted (--no-redact keeps them)")
     if json_output:
         print_json(note.to_dict())
     else:

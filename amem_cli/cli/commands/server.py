@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ...errors import AmemError
+from ...errors import AmemError, VaultError
 from ..app import app, command, container
 from ..options import JsonOpt
 from ..output import console, print_json
@@ -25,10 +25,14 @@ def serve(
     ] = None,
 ) -> None:
     """Run the vault's warm server in the foreground (the CLI starts one on demand)."""
-    from ...server.client import call
+    from ...server.client import call, socket_path
     from ...server.daemon import Server
 
     c = container(ctx)
+    try:
+        socket_path(c.vault.index_dir)
+    except OSError as exc:
+        raise VaultError(str(exc), hint="set XDG_RUNTIME_DIR to a folder only you can use, or use a shorter vault path") from None
     try:
         if call(c.vault.index_dir, {"op": "ping"}, timeout=2).get("ok"):
             raise AmemError(f"a server already runs for {c.vault.root}", hint="`amem server stop` stops it")
