@@ -30,6 +30,7 @@ class RetrievalSettings:
     graph_seeds: int = 10  # best fused hits that seed the walk
     graph_hops: int = 2
     name_boost: float = 0.6  # extra share of score for notes by a person the query names
+    neighbour_share: float = 0.5  # share of a hit's score its sequence neighbours inherit
     diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
     depth: int = 100  # how deep each list is read
 
@@ -100,6 +101,8 @@ class SearchService:
             lists = {"graph": graph} if mode == "graph" else {**lists, "graph": graph}
 
         fused = fuse(lists, weights=s.weights)[: max(depth, limit)]
+        if mode == "hybrid":
+            fused = self._spread(fused, allowed)
         return self._diversify(self._boost_named(query, fused))[:limit]
 
     def _semantic(self, query: str, depth: int, allowed: set[str] | None) -> list[tuple[str, float]]:
@@ -120,6 +123,30 @@ class SearchService:
         rank = personalised_pagerank(graph, seeds, damping=s.pagerank_damping, iterations=s.pagerank_iterations)
         ranked = sorted(((i, p) for i, p in rank.items() if allowed is None or i in allowed), key=lambda kv: (-kv[1], kv[0]))
         return ranked[:depth]
+
+    def _spread(self, fused: list, allowed: set[str] | None) -> list:
+        """A note's sequence neighbours are part of its context: a question's answer comes
+        after it, a reply ("Yes, last Tuesday!") means little without what came before.
+        Each note gains `neighbour_share` of its best-scoring neighbour's fused score, so a
+        hit lifts the turns around it (notes outside the filters excepted). Hybrid mode
+        only: the single-list modes show one list's own evidence."""
+        share = self.settings.neighbour_share
+        if share <= 0 or not fused:
+            return fused
+        scores = {i: score for i, score, _ in fused}
+        sources = {i: src for i, _, src in fused}
+        best: dict[str, tuple[float, str]] = {}  # note -> (its gain, the neighbour it comes from)
+        for i, around in self.index.sequence_neighbours(scores).items():
+            for n in around:
+                if (allowed is None or n in allowed) and share * scores[i] > best.get(n, (0.0, ""))[0]:
+                    best[n] = (share * scores[i], i)
+        new = self.index.existing(n for n in best if n not in scores)
+        for n, (gain, source) in best.items():
+            if n in scores or n in new:
+                scores[n] = scores.get(n, 0.0) + gain
+                sources[n] = {**sources.get(n, {}), "neighbour": {"of": source, "gain": round(gain, 6)}}
+        out = [(i, score, sources[i]) for i, score in scores.items()]
+        return sorted(out, key=lambda t: (-t[1], t[0]))
 
     def _boost_named(self, query: str, fused: list) -> list:
         """Notes said by a person the query names move up (by `name_boost` of their score)."""
