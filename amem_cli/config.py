@@ -46,6 +46,7 @@ class Settings:
     pagerank_damping: float = 0.85
     pagerank_iterations: int = 20
     name_boost: float = 0.6  # extra score share for notes by a person the query names
+    neighbour_share: float = 0.5  # share of a hit's score its sequence neighbours inherit
     diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
 
 

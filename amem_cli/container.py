@@ -113,6 +113,7 @@ class Container:
                 pagerank_damping=s.pagerank_damping,
                 pagerank_iterations=s.pagerank_iterations,
                 name_boost=s.name_boost,
+                neighbour_share=s.neighbour_share,
                 diversity=s.diversity,
             ),
         )

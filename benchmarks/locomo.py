@@ -7,7 +7,8 @@ in order, one note per turn "Speaker: text", the image caption appended; created
 session's date; the turn's dia_id in metadata). Every question of categories 1-4 is
 asked through `AgentMemory.retrieve(question, top_k=10)`; the two baselines rank the
 same turns within the same conversation. Prints recall@5, recall@10, hit@10 and MRR
-(of the first evidence turn in the top 10) per category and overall.
+(of the first evidence turn in the top 10) per category and overall, and amem's
+recall@10 and MRR per conversation.
 """
 
 from __future__ import annotations
@@ -157,6 +158,8 @@ def main() -> int:
                     m = metrics(order, gold)
                     scores[name][cat].append(m)
                     scores[name]["overall"].append(m)
+                    scores[name][sample["sample_id"], cat].append(m)
+                    scores[name][sample["sample_id"], "overall"].append(m)
 
     print(f"LoCoMo retrieval: {args.path.name}, {len(data)} conversations, "
           f"{len(scores['BM25']['overall'])} questions (categories 1-4), llm={args.llm}, settings={settings or 'defaults'}")
@@ -174,6 +177,17 @@ def main() -> int:
             means = {k: statistics.fmean(r[k] for r in rows) for k in rows[0]}
             print(f"{name:<12} {group:<12} {len(rows):>4} " + " ".join(f"{means[k]:>9.3f}" for k in means))
         print()
+    # A change should help each conversation, not only their mean.
+    print("amem hybrid per conversation: recall@10 / MRR (n)")
+    groups = ["overall", *CATEGORIES.values()]
+    print(f"{'conversation':<14}" + "".join(f"{g:>20}" for g in groups))
+    for sample in data:
+        cells = []
+        for group in groups:
+            rows = scores["amem hybrid"][sample["sample_id"], group]
+            cell = f"{statistics.fmean(r['recall@10'] for r in rows):.3f} / {statistics.fmean(r['MRR'] for r in rows):.3f} ({len(rows)})" if rows else "-"
+            cells.append(f"{cell:>20}")
+        print(f"{sample['sample_id']:<14}" + "".join(cells))
     return 0
 
 

@@ -30,6 +30,7 @@ class RetrievalSettings:
     graph_seeds: int = 10  # best fused hits that seed the walk
     graph_hops: int = 2
     name_boost: float = 0.6  # extra share of score for notes by a person the query names
+    neighbour_share: float = 0.5  # share of a hit's score its sequence neighbours inherit
     diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
     depth: int = 100  # how deep each list is read
 
@@ -99,7 +100,10 @@ class SearchService:
             lists = {"graph": graph} if mode == "graph" else {**lists, "graph": graph}
 
         fused = fuse(lists, weights=s.weights)[: max(depth, limit)]
-        return self._diversify(self._boost_named(query, fused))[:limit]
+        around = self.index.sequence_neighbours(i for i, _, _ in fused)
+        if mode == "hybrid":
+            fused = self._spread(fused, around, allowed)
+        return self._diversify(self._boost_named(query, fused), around)[:limit]
 
     def _semantic(self, query: str, depth: int, allowed: set[str] | None) -> list[tuple[str, float]]:
         vector = self._query_vectors.get(query)
@@ -119,6 +123,31 @@ class SearchService:
         rank = personalised_pagerank(graph, seeds, damping=s.pagerank_damping, iterations=s.pagerank_iterations)
         ranked = sorted(((i, p) for i, p in rank.items() if allowed is None or i in allowed), key=lambda kv: (-kv[1], kv[0]))
         return ranked[:depth]
+
+    def _spread(self, fused: list, around: dict[str, set[str]], allowed: set[str] | None) -> list:
+        """A note's sequence neighbours are part of its context: a question's answer comes
+        after it, a reply ("Yes, last Tuesday!") means little without what came before.
+        Each note gains `neighbour_share` of its best-scoring neighbour's fused score, so a
+        hit lifts the turns around it (notes outside the filters excepted). Hybrid mode
+        only: the single-list modes show one list's own evidence. `around` (each note's
+        neighbours) gains the notes brought in."""
+        share = self.settings.neighbour_share
+        if share <= 0 or not fused:
+            return fused
+        scores = {i: score for i, score, _ in fused}
+        sources = {i: src for i, _, src in fused}
+        best: dict[str, tuple[float, str]] = {}  # note -> (its gain, the neighbour it comes from)
+        for i, score in list(scores.items()):
+            for n in around.get(i, ()):
+                if (allowed is None or n in allowed) and share * score > best.get(n, (0.0, ""))[0]:
+                    best[n] = (share * score, i)
+        around.update(self.index.sequence_neighbours(n for n in best if n not in scores))  # only notes that exist
+        for n, (gain, source) in best.items():
+            if n in around:
+                scores[n] = scores.get(n, 0.0) + gain
+                sources[n] = {**sources.get(n, {}), "neighbour": {"of": source, "gain": round(gain, 6)}}
+        out = [(i, score, sources[i]) for i, score in scores.items()]
+        return sorted(out, key=lambda t: (-t[1], t[0]))
 
     def _boost_named(self, query: str, fused: list) -> list:
         """Notes said by a person the query names move up (by `name_boost` of their score)."""
@@ -141,13 +170,13 @@ class SearchService:
             out.append((i, score, sources))
         return sorted(out, key=lambda t: (-t[1], t[0]))
 
-    def _diversify(self, fused: list) -> list:
+    def _diversify(self, fused: list, around: dict[str, set[str]]) -> list:
         """Adjacent turns say much the same: a note loses a share of its score for each
-        sequence neighbour already ranked above it, so the top spreads over more moments."""
+        sequence neighbour already ranked above it, so the top spreads over more moments.
+        `around`: each note's sequence neighbours."""
         share = self.settings.diversity
         if share <= 0 or not fused:
             return fused
-        around = self.index.sequence_neighbours(i for i, _, _ in fused)
         heap = [(-score, i, 0, score, sources) for i, score, sources in fused]
         heapq.heapify(heap)
         chosen: list = []

@@ -101,7 +101,7 @@ def test_search_mode_lists(run, notes):
     graph = search_json(run, "pottery", "--mode", "graph")
     assert {n for h in graph for n in h["sources"]} == {"graph"}
     hybrid = search_json(run, "pottery", "--mode", "hybrid")
-    assert set(hybrid[0]["sources"]) == {"keyword", "substring", "semantic", "graph"}
+    assert set(hybrid[0]["sources"]) == {"keyword", "substring", "semantic", "graph", "neighbour"}  # its reply lifts it
 
 
 @pytest.mark.parametrize("bad", ["fuzzy", "HYBRID", ""])
@@ -132,9 +132,13 @@ def test_search_explain(run, notes):
         at = next(i for i, ln in enumerate(lines) if ln.startswith(f"{rank:>2}. {hit['id']} "))
         explain = next(ln for ln in lines[at + 1 :] if ln.startswith("    ") and "#" in ln)
         for name, src in hit["sources"].items():
-            assert f"{name} #{src['rank']} ({src['score']:.4f})" in explain, (name, explain)
+            if name == "neighbour":
+                assert f"neighbour of {src['of']} (+{src['gain']:.4f})" in explain, explain
+            else:
+                assert f"{name} #{src['rank']} ({src['score']:.4f})" in explain, (name, explain)
         assert explain.strip().count(";") == len(hit["sources"]) - 1
     assert "keyword #1 (" in human.stdout and "semantic #" in human.stdout and "graph #" in human.stdout
+    assert hits[1]["id"] == notes["reply"] and hits[1]["sources"]["neighbour"]["of"] == notes["pottery"]
     # without --explain, no per-list line
     plain = run("search", "pottery class")
     assert "keyword #" not in plain.stdout and "semantic #" not in plain.stdout
@@ -156,8 +160,10 @@ def test_search_json_shape(run, notes):
         assert {"id", "score", "sources", "content", "created_at", "previous", "next"} <= set(h)
         assert isinstance(h["score"], float) and h["score"] == round(h["score"], 6)
         for name, src in h["sources"].items():
-            assert name in {"keyword", "semantic", "graph", "substring", "name"}
-            if name != "name":
+            assert name in {"keyword", "semantic", "graph", "substring", "name", "neighbour"}
+            if name == "neighbour":
+                assert set(src) == {"of", "gain"} and src["gain"] > 0
+            elif name != "name":
                 assert set(src) == {"rank", "score"} and isinstance(src["rank"], int) and src["rank"] >= 1
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
     assert hits[0]["id"] == notes["pottery"]

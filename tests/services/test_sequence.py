@@ -261,8 +261,11 @@ def run_and_standalone(memory, vault):
 def test_diversity_keeps_a_run_of_adjacent_notes_from_filling_the_top(run_and_standalone, vault, memory, mode):
     run, alone = run_and_standalone
     query = "pottery workshop glaze"
-    default = ids(memory.search(query, top_k=3, mode=mode))
-    with AgentMemory(vault, embedder="fake", diversity=0.0) as flat:
+    # Diversity alone: the neighbour share (which lifts a run, each note by its neighbours) off.
+    with AgentMemory(vault, embedder="fake", neighbour_share=0.0) as diverse:
+        default = ids(diverse.search(query, top_k=3, mode=mode))
+        top5 = set(ids(diverse.search(query, top_k=5, mode=mode)))
+    with AgentMemory(vault, embedder="fake", diversity=0.0, neighbour_share=0.0) as flat:
         undiversified = ids(flat.search(query, top_k=3, mode=mode))
         # With the top large enough, both see the same notes: only the order differs.
         assert set(ids(flat.search(query, top_k=5, mode=mode))) == set(run) | {alone}
@@ -272,7 +275,7 @@ def test_diversity_keeps_a_run_of_adjacent_notes_from_filling_the_top(run_and_st
     # and no two of the chosen run notes are neighbours
     chosen = sorted(run.index(i) for i in default if i in run)
     assert chosen[1] - chosen[0] >= 2
-    assert set(ids(memory.search(query, top_k=5, mode=mode))) == set(run) | {alone}
+    assert top5 == set(run) | {alone}
 
 
 def test_diversity_scores_drop_by_the_share_for_each_neighbour_above(run_and_standalone, memory):
@@ -289,6 +292,62 @@ def test_diversity_scores_drop_by_the_share_for_each_neighbour_above(run_and_sta
         assert h.score == pytest.approx(base[n.id] * 0.6**near)
         taken.add(n.id)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def chain(vault, texts, day="2023-06-01"):
+    """Notes added together (one sequence), without similarity links."""
+    with AgentMemory(vault, embedder="fake", max_links=0) as unlinked:
+        return [n.id for n in unlinked.add_many([{"content": t, "created_at": f"{day}T10:0{i}"} for i, t in enumerate(texts)])]
+
+
+def test_neighbour_share_lifts_a_turn_whose_neighbour_matches(memory, vault):
+    add_filler(memory)
+    # Only the first note has the words; the second holds them in its neighbours column;
+    # the third has neither and is found through its neighbour alone.
+    asked, reply, later = chain(vault, ["Did you finish the pottery workshop?", "Yes, last Tuesday!", "Then we had tea."])
+    query = "pottery workshop"
+    with AgentMemory(vault, embedder="fake", neighbour_share=0.0) as plain:
+        unspread = {h.note.id: h.score for h in plain.search(query, top_k=10)}
+    hits = memory.search(query, top_k=10)
+    assert ids(hits)[:3] == [asked, reply, later]
+    lifted = hits[2]
+    assert "keyword" not in lifted.sources and lifted.sources["neighbour"]["of"] == reply
+    assert lifted.score > unspread[later]
+    # the single-list modes show their list's own evidence
+    for mode in ("keyword", "semantic", "graph"):
+        assert all("neighbour" not in h.sources for h in memory.search(query, top_k=10, mode=mode)), mode
+
+
+def test_neighbour_share_adds_the_share_of_the_best_neighbour(memory, vault):
+    add_filler(memory)
+    notes = chain(vault, ["pottery workshop glaze", "the glaze cracked", "a kiln for the workshop", "Then we had tea."])
+    query = "pottery workshop glaze kiln"
+    with AgentMemory(vault, embedder="fake", neighbour_share=0.0, diversity=0.0) as plain:
+        base = {h.note.id: h.score for h in plain.search(query, top_k=20)}
+    with AgentMemory(vault, embedder="fake", neighbour_share=0.25, diversity=0.0) as spread:
+        hits = spread.search(query, top_k=20)
+    got = {h.note.id: h.score for h in hits}
+    assert set(got) == set(base)
+    for k, note_id in enumerate(notes):
+        around = {n: base[n] for n in notes[max(k - 1, 0) : k + 2] if n != note_id}
+        best = max(around, key=around.get)
+        assert got[note_id] == pytest.approx(base[note_id] + 0.25 * base[best])
+        source = next(h.sources for h in hits if h.note.id == note_id)["neighbour"]
+        assert source["of"] == best and source["gain"] == pytest.approx(0.25 * base[best])
+    assert {i: s for i, s in got.items() if i not in notes} == pytest.approx({i: s for i, s in base.items() if i not in notes})
+    assert [h.score for h in hits] == sorted(got.values(), reverse=True)
+
+
+def test_neighbour_share_keeps_to_the_filters(memory, vault):
+    add_filler(memory)
+    asked = chain(vault, ["Did you finish the pottery workshop?"], day="2023-05-01")[0]
+    with AgentMemory(vault, embedder="fake", max_links=0) as unlinked:
+        reply = unlinked.add("Yes, last Tuesday!", created_at="2023-06-01T10:00", after=asked).id
+        later = unlinked.add("Then we had tea.", created_at="2023-06-01T10:01", after=reply).id
+    hits = memory.search("pottery workshop", top_k=3, since=datetime(2023, 5, 15))
+    assert asked not in ids(hits)
+    assert all(h.sources.get("neighbour", {}).get("of") != asked for h in hits)  # gives nothing from outside
+    assert ids(hits)[:2] == [reply, later]
 
 
 def test_name_boost_ranks_the_named_speaker_first(memory, vault):

@@ -47,6 +47,8 @@ def search(
 def _explain(name: str, source: dict) -> str:
     if "rank" in source:
         return f"{name} #{source['rank']} ({source['score']:.4f})"
+    if name == "neighbour":
+        return f"neighbour of {source['of']} (+{source['gain']:.4f})"
     return f"{name} boost x{1 + source['boost']:.2f}"
 
 
