@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+
 
 class AmemError(Exception):
     """A failure the user can act on. The CLI prints `message` and `hint` and exits."""
@@ -66,3 +69,28 @@ class InconsistentError(AmemError):
     """`amem doctor` found the files, the index, the vectors or the queue out of step."""
 
     exit_code = 8
+
+
+def storage_error(exc: BaseException, where: str | os.PathLike) -> AmemError | None:
+    """A write refused by the system (a full disk, a read-only filesystem), from whichever
+    layer noticed it (a file, SQLite, the vector store), as one line; None for anything else.
+    SQLite may call a full disk a 'disk I/O error': the filesystem of `where` tells."""
+    text = str(exc).lower()
+    code = getattr(exc, "errno", None)
+    if code not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) and not any(
+        s in text for s in ("disk is full", "disk i/o error", "readonly database", "read-only file system", "no space left")
+    ):
+        return None
+    try:
+        fs = os.statvfs(where)
+    except OSError:
+        fs = None
+    if code == errno.EROFS or "read" in text and "only" in text or (fs is not None and fs.f_flag & os.ST_RDONLY):
+        return VaultError(f"the vault {where} is on a read-only filesystem: the command could not write",
+                          hint="remount it read-write (reading and searching work as they are)")
+    if code in (errno.ENOSPC, errno.EDQUOT) or "full" in text or "no space" in text or (
+        fs is not None and fs.f_bavail * fs.f_frsize < 1 << 20
+    ):
+        return VaultError(f"no space left on the disk of the vault {where}: the command stopped",
+                          hint="free some space and run it again; notes already stored are kept (`amem doctor` checks)")
+    return None  # an I/O error with room and write access: not ours to explain

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from .errors import ConflictError, VaultError
 from .ids import check_id
 
 INDEX_DIR = ".amem"
-LOCK_TIMEOUT = 120.0
+LOCK_NOTICE = 3.0  # seconds of waiting for the write lock before saying so
 # A larger file is not read as a note: an atomic note is far smaller, and indexing and
 # embedding 20 MB takes minutes and a gigabyte of memory.
 MAX_NOTE_BYTES = 2 * 1024 * 1024
@@ -197,16 +198,16 @@ class WriterLock:
     Re-entrant within a process, so a service may call another that locks too."""
 
     def __init__(self, path: Path):
-        self._lock = FileLock(str(path), timeout=LOCK_TIMEOUT)
+        self._lock = FileLock(str(path))
 
     def __enter__(self) -> "WriterLock":
+        # Wait as long as the holder needs (a reindex may take minutes; the OS frees the
+        # lock of a process that dies), and say so once, so a waiting command is not a mystery.
         try:
-            self._lock.acquire()
+            self._lock.acquire(timeout=LOCK_NOTICE)
         except Timeout:
-            raise VaultError(
-                "another amem process has held the vault's write lock for too long",
-                hint="wait for it to finish, or remove .amem/write.lock if no amem runs",
-            ) from None
+            print("amem: waiting for another amem process that is writing to this vault...", file=sys.stderr, flush=True)
+            self._lock.acquire()
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import __version__
-from ..errors import AmemError
+from ..errors import AmemError, storage_error
 from .output import err_console, fail, warn
 
 app = typer.Typer(
@@ -88,6 +88,10 @@ def command(name: str | None = None, **kwargs: Any) -> Callable:
             except Exception as exc:
                 if os.environ.get("AMEM_DEBUG"):
                     raise
+                known = storage_error(exc, _vault_root(kw.get("ctx")))
+                if known is not None:
+                    fail(known.message, known.hint, as_json=as_json)
+                    raise typer.Exit(known.exit_code) from None
                 fail(
                     f"internal error: {exc.__class__.__name__}: {exc}",
                     "this is a bug in amem; run again with AMEM_DEBUG=1 for the traceback and report it",
@@ -120,6 +124,14 @@ def _warn_problems(c) -> None:
         for problem in dict.fromkeys(c.indexer.problems):
             warn(problem)
         c.indexer.problems.clear()
+
+
+def _vault_root(ctx: typer.Context | None) -> str:
+    """The vault of the running command, as far as it is known."""
+    flags = (ctx.find_root().obj if ctx is not None else None) or {}
+    if "container" in flags:
+        return str(flags["container"].vault.root)
+    return str(flags.get("dir") or os.getcwd())
 
 
 def container(ctx: typer.Context, *, create: bool = False):
