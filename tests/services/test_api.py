@@ -7,8 +7,6 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import time
-
 import pytest
 
 from amem_cli import AgentMemory, Note, NoteBuilder
