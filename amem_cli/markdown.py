@@ -11,6 +11,7 @@ from datetime import date, datetime
 from typing import Any
 
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -20,6 +21,7 @@ from .models import NOTE_KEYS, Note
 from .timeutil import to_datetime
 
 _FENCE = "---"
+_YAML = YAMLHandler()
 _WIKILINK = re.compile(r"^\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]$")
 
 # Bounds on a frontmatter once its aliases are expanded: an alias bomb ("billion laughs",
@@ -155,7 +157,7 @@ def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None
     data: Any = {}
     if fm is not None and fm.strip():
         try:
-            data = yaml.load(fm, Loader=_Loader)  # noqa: S506 (_Loader is a SafeLoader)
+            data = _YAML.load(fm, Loader=_Loader)  # python-frontmatter's handler, with the stricter safe loader
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 2 if mark is not None else 1
