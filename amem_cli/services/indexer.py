@@ -216,6 +216,14 @@ class Indexer:
         done = 0
         with self.vault.lock():
             vectors = self.vectors()
+            # Deletes first: a note deleted and indexed again under its id (a renamed file)
+            # is embedded afresh below, and a late delete would drop that vector.
+            deletes = self.index.pending_vector_deletes()
+            if deletes:
+                vectors.delete(deletes)
+                self._wrote_vectors()
+                with self.index.transaction():
+                    self.index.clear_vector_deletes(deletes)
             pending = self.index.pending_embeddings()
             for start in range(0, len(pending), EMBED_BATCH):
                 batch = pending[start : start + EMBED_BATCH]
@@ -228,12 +236,6 @@ class Indexer:
                 done += len(ids)
                 if progress:
                     progress(done, len(pending))
-            deletes = self.index.pending_vector_deletes()
-            if deletes:
-                vectors.delete(deletes)
-                self._wrote_vectors()
-                with self.index.transaction():
-                    self.index.clear_vector_deletes(deletes)
         return done
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
