@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 
 from ..config import Settings
 from ..container import Container
+from ..errors import VaultError
 from .client import LOCAL_ONLY, settings_for, settings_key, socket_path, split_argv
 from .worker import PausingLLM, QueueWorker, Turn
 
@@ -107,6 +108,8 @@ class Server:
     # -- life ---------------------------------------------------------------
     def run(self) -> None:
         """Serve until stopped or idle; the caller's process is the server."""
+        if not self._only_server():
+            raise VaultError("another amem server is serving this vault", hint="`amem server status` shows it")
         sys.stdout, sys.stderr, sys.stdin = self._stdout, self._stderr, self._stdin
         c = self.container
         c.indexer.watch()
@@ -140,6 +143,21 @@ class Server:
             self._remove_files()
             c.close()
             print(f"{datetime.now(timezone.utc).isoformat()} amem server stopped", file=sys.__stderr__, flush=True)
+
+    def _only_server(self) -> bool:
+        """Hold the vault's server lock for the life of this process (the OS lets go when
+        it dies); False when another server holds it. Commands that find no server start
+        one each: without this, eight at once left eight servers, seven of them unreachable."""
+        import fcntl
+
+        fd = os.open(self.index_dir / "server.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self._lock_fd = fd  # kept open: closing it would let go of the lock
+        return True
 
     def _listen(self):
         server_self = self

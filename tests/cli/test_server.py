@@ -256,3 +256,20 @@ def test_secrets_reach_no_byte_of_the_vault_or_the_server_log(amem, vault, tmp_p
     assert any(p.name == "server.log" for p in files) and any("chroma" in p.parts for p in files)
     data = b"".join(p.read_bytes() for p in files)
     assert [kind for kind, value, _ in corpus if value.encode() in data] == []
+
+
+def test_servers_started_at_once_leave_exactly_one(amem, vault, amem_cmd):
+    """Commands that find no server each start one: the others give way at once."""
+    procs = [subprocess.Popen([*amem_cmd, "--dir", str(vault), "serve"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env={**os.environ, **SERVER}) for _ in range(4)]
+    try:
+        assert _wait(lambda: sum(p.poll() is not None for p in procs) == 3, timeout=120)
+        for p in (p for p in procs if p.poll() is not None):
+            _, err = p.communicate()
+            assert p.returncode == 4 and "another amem server is serving this vault" in err, err
+        assert _status(amem)["running"]
+        assert amem("search", "anything", "--json", check=True).returncode == 0
+    finally:
+        amem("server", "stop")
+        for p in procs:
+            p.wait(timeout=60)
