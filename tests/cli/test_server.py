@@ -267,7 +267,7 @@ def test_servers_started_at_once_leave_exactly_one(amem, vault, amem_cmd):
         for p in (p for p in procs if p.poll() is not None):
             _, err = p.communicate()
             assert p.returncode == 4 and "another amem server is serving this vault" in err, err
-        assert _status(amem)["running"]
+        assert _wait(lambda: _status(amem)["running"], timeout=120)  # the one left is up once warm
         assert amem("search", "anything", "--json", check=True).returncode == 0
     finally:
         amem("server", "stop")
