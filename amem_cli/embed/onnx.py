@@ -12,6 +12,7 @@ import json
 import os
 import re
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,13 +203,16 @@ class OnnxEmbedder:
         self._session = None
         self._tokenizer = None
         self._layout: ModelLayout | None = None
+        self._loading = threading.Lock()
 
     @property
     def identity(self) -> str:
         if self._fallback is None:
             try:
-                layout = read_layout(self.model_name)
-                return f"{layout.name}:{layout.dims}"
+                # Read once: every search checks it, and the files do not change under a process.
+                if self._layout is None:
+                    self._layout = read_layout(self.model_name)
+                return f"{self._layout.name}:{self._layout.dims}"
             except OnnxUnavailable as exc:
                 self._fall_back(exc)
         return self._fallback.identity
@@ -217,10 +221,12 @@ class OnnxEmbedder:
         if not texts:
             return []
         if self._fallback is None and self._session is None:
-            try:
-                self._load()
-            except OnnxUnavailable as exc:
-                self._fall_back(exc)
+            with self._loading:  # an import embeds on a background thread too
+                try:
+                    if self._session is None and self._fallback is None:
+                        self._load()
+                except OnnxUnavailable as exc:
+                    self._fall_back(exc)
         if self._fallback is not None:
             return self._fallback.embed(texts)
         import numpy as np

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 from ..errors import AmemError
@@ -42,8 +43,13 @@ class SentenceTransformerEmbedder:
         self.model_name = model
         self.batch_size = batch_size
         self._model = None
+        self._loading = threading.Lock()
 
     def _load(self):
+        with self._loading:  # an import embeds on a background thread too
+            return self._load_once()
+
+    def _load_once(self):
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -115,21 +115,35 @@ class Importer:
     ) -> ImportReport:
         self.notes.indexer.sync()
         known = self.notes.index.notes_by_metadata(SOURCE_HASH)  # one query, not one per line
+        boxes = dict(self.notes.index.boxes())  # as they will be once the batches before are stored
         pending: list[Note] = []
+        ready: list[Note] = []  # prepared (built, embedding on the way), to be stored next
         after: str | None = None  # the sequence so far ends with this note
         done = 0
         if progress:
             progress(done, total)
 
-        def flush() -> None:
+        def store_ready() -> None:
             nonlocal after
-            if pending:
-                added = self.notes.add_notes(pending, chain=chain, after=after, defer=defer)
+            if ready:
+                added = self.notes.store(ready, chain=chain, after=after, defer=defer)
                 report.ids.extend(n.id for n in added)
                 after = added[-1].id if chain else None
-                pending.clear()
+                ready.clear()
+
+        def flush(last: bool = False) -> None:
+            # A batch is prepared before the one ahead of it is stored: the model embeds
+            # it while the files of the one ahead are written and linked.
+            batch = list(pending)
+            pending.clear()
+            if batch:
+                self.notes.prepare(batch, defer=defer, boxes=boxes)
+            store_ready()
+            ready.extend(batch)
+            if last:
+                store_ready()
             if progress:
-                progress(done, total)
+                progress(done - len(ready), total)
 
         for done, (where, source, item) in enumerate(entries, 1):
             if isinstance(item, str):
@@ -146,14 +160,14 @@ class Importer:
             if existing is not None:
                 report.duplicates += 1
                 if chain:  # the notes after it continue the sequence from it
-                    flush()
+                    flush(last=True)
                     after = existing
                 continue
             report.redactions += redactions
             pending.append(note)
             if len(pending) >= batch:
                 flush()
-        flush()
+        flush(last=True)
         return report
 
 

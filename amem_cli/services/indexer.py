@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import PurePosixPath
 
 from ..embed.base import Embedder
@@ -19,6 +21,7 @@ from ..store import MAX_NOTE_BYTES, FileStat, Vault, content_hash
 from ..sync import plan_changes
 
 EMBED_BATCH = 256
+PREFETCHED = 2048  # texts embedded ahead and not yet used, at most (two import batches and more)
 Progress = Callable[[int, int], None]
 
 
@@ -43,6 +46,9 @@ class Indexer:
         self._synced_at = -math.inf
         self._seen: dict[str, FileStat] | None = None  # the files as of the last full look
         self.watcher = None  # a VaultWatcher, in long-lived processes
+        # Embeddings started ahead of the write that needs them: text -> (batch, row).
+        self._prefetched: OrderedDict[str, tuple[Future, int]] = OrderedDict()
+        self._embedding_thread: ThreadPoolExecutor | None = None
 
     # -- files -> SQLite --------------------------------------------------
     def pending_changes(self) -> int:
@@ -165,6 +171,38 @@ class Indexer:
     def embedder(self) -> Embedder:
         return self._embedder()
 
+    def prefetch(self, notes: list[Note]) -> None:
+        """Start embedding these notes' texts on a background thread (the model runs outside
+        the GIL), so the files are written while the model works; `flush_vectors` takes the
+        vectors from here. The text is the key: a note changed meanwhile is embedded anew."""
+        texts = list(dict.fromkeys(n.embedding_text() for n in notes))
+        if not texts:
+            return
+        if self._embedding_thread is None:
+            self._embedding_thread = ThreadPoolExecutor(1, thread_name_prefix="amem-embed")
+        batch = self._embedding_thread.submit(self._embedder().embed, texts)
+        for row, text in enumerate(texts):
+            self._prefetched[text] = (batch, row)
+            self._prefetched.move_to_end(text)
+        while len(self._prefetched) > PREFETCHED:
+            self._prefetched.popitem(last=False)
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        """The texts' vectors: those prefetched, and the rest embedded now."""
+        out: list = [None] * len(texts)
+        for k, text in enumerate(texts):
+            if (ahead := self._prefetched.pop(text, None)) is not None:
+                batch, row = ahead
+                try:
+                    out[k] = batch.result()[row]
+                except Exception:
+                    pass  # embedded again below, where the error (if it recurs) reaches the caller
+        missing = [k for k, v in enumerate(out) if v is None]
+        if missing:
+            for k, vector in zip(missing, self._embedder().embed([texts[k] for k in missing])):
+                out[k] = vector
+        return out
+
     def vectors(self) -> VectorIndex:
         """The vector store, after checking it holds vectors of this embedder."""
         embedder = self._embedder()
@@ -212,7 +250,6 @@ class Indexer:
         """Embed notes whose text changed, drop vectors of deleted notes. Returns how many were embedded."""
         if not self.index.pending_embeddings() and not self.index.pending_vector_deletes():
             return 0
-        embedder = self._embedder()
         done = 0
         with self.vault.lock():
             vectors = self.vectors()
@@ -229,7 +266,7 @@ class Indexer:
                 batch = pending[start : start + EMBED_BATCH]
                 notes = self.index.get_many(batch)
                 ids = [i for i in batch if i in notes]
-                vectors.upsert(ids, embedder.embed([notes[i].embedding_text() for i in ids]))
+                vectors.upsert(ids, self._embed([notes[i].embedding_text() for i in ids]))
                 self._wrote_vectors()
                 with self.index.transaction():
                     self.index.mark_embedded(ids)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -23,6 +25,7 @@ NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", 
 # Half a file's limit: the rest is room for frontmatter, so amem never writes a note
 # file it would refuse to read back.
 MAX_CONTENT_BYTES = MAX_NOTE_BYTES // 2
+WRITTEN_CACHE = 2048  # notes remembered as written (an import batch and the notes it links)
 
 
 class NoteService:
@@ -31,6 +34,10 @@ class NoteService:
         self.vault = indexer.vault
         self.index = indexer.index
         self.pipeline = None  # the A-MEM pipeline (services.pipeline), when there is one
+        # The notes this process wrote last, by path: (hash of the bytes written, the note).
+        # A rewrite whose file still holds those bytes skips parsing them again: an import
+        # rewrites each new note and its linked notes moments after writing them.
+        self._written: OrderedDict[str, tuple[str, Note]] = OrderedDict()
 
     # -- building ---------------------------------------------------------
     @staticmethod
@@ -92,6 +99,15 @@ class NoteService:
         `chain` links the notes in order as a sequence (each records its predecessor and
         successor); `after` continues the sequence of an existing note. `defer` stores the
         notes as given and queues the pipeline's work for `process`."""
+        self.prepare(notes, embed=embed, defer=defer)
+        return self.store(notes, chain=chain, after=after, embed=embed, defer=defer)
+
+    def prepare(self, notes: list[Note], *, embed: bool = True, defer: bool = False, boxes: dict | None = None) -> None:
+        """The first half of `add_notes`: check the notes and build them (the pipeline's
+        keywords, tags, context, boxes), then start embedding them in the background, so
+        the files are written meanwhile. An import prepares the next batch before it
+        stores this one; `boxes` ({box: notes}) carries the boxes of batches prepared but
+        not yet stored."""
         self.indexer.sync()
         if len({n.id for n in notes}) != len(notes):
             raise UsageError("two of the notes share an id", hint="give each note its own id, or none")
@@ -99,7 +115,15 @@ class NoteService:
             if not note.content.strip():
                 raise UsageError("the note is empty", hint="give the note some text")
         if self.pipeline is not None and not defer:
-            self.pipeline.build(notes)
+            self.pipeline.build(notes, boxes=boxes)
+        if embed:
+            self.indexer.prefetch(notes)
+
+    def store(
+        self, notes: list[Note], *, chain: bool = False, after: str | None = None, embed: bool = True, defer: bool = False
+    ) -> list[Note]:
+        """The second half of `add_notes`, for notes `prepare` has seen: write, index,
+        embed, link."""
         queued_at = now().isoformat()
         if defer:
             for note in notes:
@@ -119,7 +143,7 @@ class NoteService:
                             note.updated_at = now()
                         text = render_note(note)
                         stat = self.vault.write_text(path, text, sync_dir=False)
-                        self.indexer.record_written(note, path, stat, text)
+                        self._record(note, path, stat, text)
                 finally:
                     self.vault.sync_dirs(paths)  # the new files are durable before this returns
                 if defer:
@@ -210,19 +234,32 @@ class NoteService:
         the path is added to it and the directory's fsync left to the caller."""
         path = self._path(note_id)
         data = self.vault.read_bytes(path)
-        current = parse_note(data.decode("utf-8"), path=path, fallback_id=note_id)
-        new = change(replace(current))
+        digest = content_hash(data)
+        cached = self._written.get(path)
+        if cached is not None and cached[0] == digest:
+            current = copy.deepcopy(cached[1])
+        else:
+            current = parse_note(data.decode("utf-8"), path=path, fallback_id=note_id)
+        new = change(copy.deepcopy(current))
         if new == current:
             return current
         new.updated_at = now()
         text = render_note(new)
         if journal is not None:
             journal(current, new, data, text)
-        stat = self.vault.write_text(path, text, expect_hash=content_hash(data), sync_dir=written is None)
+        stat = self.vault.write_text(path, text, expect_hash=digest, sync_dir=written is None)
         if written is not None:
             written.append(path)
-        self.indexer.record_written(new, path, stat, text)
+        self._record(new, path, stat, text)
         return new
+
+    def _record(self, note: Note, path: str, stat, text: str) -> None:
+        """Index a note just written, and remember it for the next rewrite."""
+        self.indexer.record_written(note, path, stat, text)
+        self._written[path] = (content_hash(text.encode("utf-8")), copy.deepcopy(note))
+        self._written.move_to_end(path)
+        if len(self._written) > WRITTEN_CACHE:
+            self._written.popitem(last=False)
 
     def revise(self, note_id: str, changes: dict[str, Any], *, cause: str | None, model: str | None) -> Note:
         """Evolution: change a note's context and/or tags (nothing else, within bounds: see

@@ -62,13 +62,15 @@ class Pipeline:
         return self._llm
 
     # -- before writing ---------------------------------------------------
-    def build(self, notes: list[Note]) -> None:
+    def build(self, notes: list[Note], *, boxes: dict[str, int] | None = None) -> None:
         """Fill in what the user did not give: keywords, tags, context and boxes. Fields
         where the model's output was unusable and the deterministic method stepped in are
-        recorded in `metadata.amem_fallbacks`."""
+        recorded in `metadata.amem_fallbacks`. `boxes`: the boxes to choose from ({box:
+        notes}; the index's by default), updated with those chosen here."""
         # Keyword extraction's embeddings, batched up front when it will surely run.
         embedder = _Batched(self.indexer.embedder(), notes if isinstance(self.llm, NoLLM) else [])
-        boxes = dict(self.index.boxes())
+        if boxes is None:
+            boxes = dict(self.index.boxes())
         for note in notes:
             c = construct(note.content, keywords=note.keywords, tags=note.tags, context=note.context,
                           llm=self.llm, embedder=embedder)

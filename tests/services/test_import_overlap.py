@@ -1,0 +1,108 @@
+"""An import overlaps its work: each batch is built and sent to the embedder before the
+batch ahead of it is written and linked, and a rewrite skips parsing bytes this process
+wrote itself. None of that may change what ends up in the vault."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from amem_cli import AgentMemory
+from amem_cli.embed.fake import HashEmbedder
+from amem_cli.markdown import parse_note
+from amem_cli.models import Note
+
+TOPICS = ["gardening", "astronomy", "cooking", "sailing", "chess"]
+
+
+class CountingEmbedder(HashEmbedder):
+    def __init__(self):
+        super().__init__()
+        self.texts: list[str] = []
+        self.threads: set[str] = set()
+
+    def embed(self, texts):
+        self.texts.extend(texts)
+        self.threads.add(threading.current_thread().name)
+        return super().embed(texts)
+
+
+def counting(memory: AgentMemory) -> CountingEmbedder:
+    embedder = CountingEmbedder()
+    memory._c.__dict__["embedder"] = embedder  # the container's cached property, replaced
+    return embedder
+
+
+def write_jsonl(path, n: int):
+    """Pairs of notes on a topic: the first opens the topic's box (its tag), the second
+    (tagged otherwise) goes into that box only if the first one's box is known by then."""
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            topic = TOPICS[i // 2 % len(TOPICS)]
+            fh.write(json.dumps({
+                "content": f"Note {i} on {topic}: item {i * 7 % 11} of the {topic} list",
+                "keywords": [topic, f"item{i * 7 % 11}"],
+                "tags": [topic] if i % 2 == 0 else [f"misc{i}"],
+            }) + "\n")
+    return path
+
+
+def by_source(memory: AgentMemory) -> dict[str, Note]:
+    notes = [parse_note(p.read_text(encoding="utf-8")) for p in memory.path.glob("*.md")]
+    return {n.metadata["source"]: n for n in notes}
+
+
+def test_small_batches_store_what_one_batch_does(tmp_path):
+    """Boxes and the sequence do not depend on the batch size, so a batch built before the
+    one ahead of it is stored must get the same ones (the boxes it opens are carried over)."""
+    data = write_jsonl(tmp_path / "notes.jsonl", 23)
+    results = {}
+    for batch in (1, 1000):
+        with AgentMemory(tmp_path / f"vault-{batch}", embedder="fake") as memory:
+            report = memory._c.importer.import_path(data, batch=batch)
+            assert len(report.ids) == 23
+            notes = by_source(memory)
+            source_of = {n.id: s for s, n in notes.items()}
+            results[batch] = {
+                s: (n.boxes, n.keywords, n.tags, n.context, source_of.get(n.previous), source_of.get(n.next))
+                for s, n in notes.items()
+            }
+            assert memory._c.index.embedded_count() == 23
+    assert results[1] == results[1000]
+    assert results[1]["notes.jsonl#L2"][0] == ["gardening"]
+
+
+def test_each_note_is_embedded_once(memory, tmp_path):
+    """The vectors prefetched while the files are written (on the embedding thread) are
+    the ones stored: the model sees each note's text once."""
+    embedder = counting(memory)
+    report = memory._c.importer.import_path(write_jsonl(tmp_path / "notes.jsonl", 12), batch=5)
+    assert len(embedder.texts) == 12 == len(set(embedder.texts))
+    assert {name.split("_")[0] for name in embedder.threads} == {"amem-embed"}
+    stored = memory._c.indexer.vectors_of(report.ids)
+    for note_id in report.ids:
+        text = memory._c.index.get(note_id).embedding_text()
+        assert stored[note_id] == pytest.approx(HashEmbedder().embed([text])[0], abs=1e-6)
+
+
+def test_a_text_changed_after_prefetch_is_embedded_as_stored(memory):
+    """Prefetched vectors are keyed by text: one for another text is never used."""
+    embedder = counting(memory)
+    memory._c.indexer.prefetch([Note(id="x1", content="a text that is never stored")])
+    note = memory.add("the text that is stored", keywords=["stored"], tags=["t"])
+    text = memory._c.index.get(note.id).embedding_text()
+    assert memory._c.indexer.vectors_of([note.id])[note.id] == pytest.approx(HashEmbedder().embed([text])[0], abs=1e-6)
+    assert text in embedder.texts
+
+
+def test_a_hand_edit_between_two_writes_is_read_from_the_file(memory):
+    """A rewrite uses the note it wrote only while the file still holds those bytes."""
+    first = memory.add("Lena repaired the blue bicycle chain on Sunday", keywords=["bicycle"], tags=["repairs"])
+    path = memory.path / f"{first.id}.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("- repairs", "- by-hand"), encoding="utf-8")
+    second = memory.add("Lena repaired the blue bicycle chain again", keywords=["bicycle"], tags=["repairs"])
+    on_disk = parse_note(path.read_text(encoding="utf-8"))
+    assert second.id in on_disk.backlinks  # it was rewritten...
+    assert on_disk.tags == ["by-hand"]  # ...from the file as the person left it
