@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import copy
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -43,6 +44,16 @@ class Note:
     next: str | None = None
     # Frontmatter keys a person added that amem does not own; kept as they are.
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def copy(self) -> "Note":
+        """A copy with lists and dicts of its own (`replace` alone shares them); far
+        cheaper than `copy.deepcopy`, which an import would call thousands of times."""
+        return replace(
+            self,
+            keywords=list(self.keywords), tags=list(self.tags), links=list(self.links),
+            backlinks=list(self.backlinks), boxes=list(self.boxes),
+            metadata=copy.deepcopy(self.metadata), extra=copy.deepcopy(self.extra),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Stable JSON shape for `--json` output and the API."""

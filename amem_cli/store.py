@@ -82,6 +82,18 @@ class Vault:
         return f"{note_id}.md"
 
     def abspath(self, rel: str) -> Path:
+        if "/" not in rel and rel not in ("", ".", ".."):
+            # A file right in the (resolved) root is inside it unless it is a symlink: one
+            # lstat, where resolve() walks every folder of the path (an import calls this
+            # ten times a note).
+            path = self.root / rel
+            try:
+                if not stat.S_ISLNK(os.lstat(path).st_mode):
+                    return path
+            except FileNotFoundError:
+                return path
+            except OSError:
+                pass
         path = (self.root / rel).resolve()
         if not path.is_relative_to(self.root):
             raise VaultError(f"the path {rel!r} is outside the vault")

@@ -7,7 +7,6 @@ falls back to deterministic extraction, and the fallen-back fields are recorded.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -189,10 +188,11 @@ def _edge_ok(token: str) -> bool:
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0
+    import numpy as np  # here, not at start-up: `amem --help` need not load it
+
+    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    norms = float(np.linalg.norm(va) * np.linalg.norm(vb))
+    return float(va @ vb) / norms if norms else 0.0
 
 
 def extract_keywords(text: str, embedder: Embedder | None = None, *, top_n: int = MAX_KEYWORDS) -> list[str]:

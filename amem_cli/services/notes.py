@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
@@ -237,10 +236,10 @@ class NoteService:
         digest = content_hash(data)
         cached = self._written.get(path)
         if cached is not None and cached[0] == digest:
-            current = copy.deepcopy(cached[1])
+            current = cached[1].copy()
         else:
             current = parse_note(data.decode("utf-8"), path=path, fallback_id=note_id)
-        new = change(copy.deepcopy(current))
+        new = change(current.copy())
         if new == current:
             return current
         new.updated_at = now()
@@ -256,7 +255,7 @@ class NoteService:
     def _record(self, note: Note, path: str, stat, text: str) -> None:
         """Index a note just written, and remember it for the next rewrite."""
         self.indexer.record_written(note, path, stat, text)
-        self._written[path] = (content_hash(text.encode("utf-8")), copy.deepcopy(note))
+        self._written[path] = (content_hash(text.encode("utf-8")), note.copy())
         self._written.move_to_end(path)
         if len(self._written) > WRITTEN_CACHE:
             self._written.popitem(last=False)
