@@ -138,8 +138,10 @@ class NoteService:
             with self.index.transaction():
                 try:
                     for note, path in zip(notes, paths):
-                        if note.updated_at is None:
-                            note.updated_at = now()
+                        # When amem writes the file, not when the note was built: a model may
+                        # take seconds, and a file saved after its `updated` looks hand-edited
+                        # (and is never evolved).
+                        note.updated_at = now()
                         text = render_note(note)
                         stat = self.vault.write_text(path, text, sync_dir=False)
                         self._record(note, path, stat, text)

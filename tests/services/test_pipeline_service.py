@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import timedelta
 
 import pytest
 from typer.testing import CliRunner
@@ -231,6 +232,20 @@ def test_deferred_notes_are_stored_at_once_and_processed_later(vault):
     assert res.exit_code == 0
     with AgentMemory(vault, embedder="fake", llm="none") as mem:
         assert mem._c.index.queued() == [res.output.strip()]
+
+
+def test_a_note_built_slowly_still_evolves(scripted):
+    """`updated` is when amem writes the file, not when it built the note: a model that
+    takes seconds to build a note must not make the note look edited by a person."""
+    mem, _ = scripted
+    from amem_cli import NoteBuilder
+
+    slow = NoteBuilder().build(POLICY, context="Migration policy.", tags=["ops"], keywords=["migrations"])
+    slow.updated_at -= timedelta(minutes=5)  # built, by a slow model, minutes before it is written
+    mem.add_note(slow)
+    mem.add(DEPLOY)
+    assert read(mem, slow.id).context != "Migration policy."
+    assert len(mem._c.notes.history(slow.id)) == 1
 
 
 def test_a_note_written_by_a_person_is_linked_but_never_evolved(vault, scripted):
