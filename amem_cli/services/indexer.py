@@ -161,11 +161,13 @@ class Indexer:
         except NoteFormatError as exc:
             return None, exc.message
 
-    def record_written(self, note: Note, path: str, stat: FileStat, text: str) -> None:
-        """Index a note amem has just written (caller holds the lock)."""
+    def record_written(self, note: Note, path: str, stat: FileStat, text: str) -> str:
+        """Index a note amem has just written (caller holds the lock). Returns the hash of its bytes."""
+        digest = content_hash(text.encode("utf-8"))
         with self.index.transaction():
             self.index.upsert_note(note, path)
-            self.index.set_file(path, stat, content_hash(text.encode("utf-8")), note.id, None)
+            self.index.set_file(path, stat, digest, note.id, None)
+        return digest
 
     # -- SQLite -> vectors ------------------------------------------------
     def embedder(self) -> Embedder:

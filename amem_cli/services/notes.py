@@ -256,8 +256,8 @@ class NoteService:
 
     def _record(self, note: Note, path: str, stat, text: str) -> None:
         """Index a note just written, and remember it for the next rewrite."""
-        self.indexer.record_written(note, path, stat, text)
-        self._written[path] = (content_hash(text.encode("utf-8")), note.copy())
+        digest = self.indexer.record_written(note, path, stat, text)
+        self._written[path] = (digest, note.copy())
         self._written.move_to_end(path)
         if len(self._written) > WRITTEN_CACHE:
             self._written.popitem(last=False)

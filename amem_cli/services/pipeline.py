@@ -116,7 +116,7 @@ class Pipeline:
         return done
 
     def _complete(self, stored: Note) -> None:
-        built = replace(stored, keywords=list(stored.keywords), tags=list(stored.tags), boxes=list(stored.boxes))
+        built = stored.copy()
         self.build([built])
 
         def fill(n: Note) -> Note:  # only what is still missing: a person may have edited meanwhile
