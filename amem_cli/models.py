@@ -23,6 +23,9 @@ NOTE_KEYS = (
     "metadata",
 )
 
+# Metadata key listing the fields a model wrote (see `Note.generated`).
+GENERATED = "amem_generated"
+
 
 @dataclass
 class Note:
@@ -54,6 +57,17 @@ class Note:
             backlinks=list(self.backlinks), boxes=list(self.boxes),
             metadata=copy.deepcopy(self.metadata), extra=copy.deepcopy(self.extra),
         )
+
+    @property
+    def generated(self) -> list[str]:
+        """The fields (keywords, tags, context) a model wrote, not a person or the
+        deterministic method; recorded in `metadata.amem_generated`."""
+        return [str(f) for f in self.metadata.get(GENERATED) or [] if isinstance(f, str)]
+
+    def with_generated(self, fields: list[str]) -> dict[str, Any]:
+        """The note's metadata with `fields` added to those a model wrote."""
+        merged = list(dict.fromkeys([*self.generated, *fields]))
+        return {**self.metadata, GENERATED: merged} if merged else dict(self.metadata)
 
     def to_dict(self) -> dict[str, Any]:
         """Stable JSON shape for `--json` output and the API."""

@@ -271,7 +271,8 @@ class NoteService:
         def evolve(note: Note) -> Note:
             if problem := broken_rule(changes, note.tags):  # the rules hold whatever the model said
                 raise UsageError(f"evolution of {note_id} refused: {problem}")
-            return replace(note, **changes)
+            evolved = replace(note, **changes)
+            return replace(evolved, metadata=note.with_generated(list(changes))) if model else evolved
 
         def journal(old: Note, new: Note, before: bytes, text: str) -> None:
             # Recorded ahead of the file: a kill in between leaves a revision that never

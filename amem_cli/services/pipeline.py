@@ -65,7 +65,8 @@ class Pipeline:
     def build(self, notes: list[Note], *, boxes: dict[str, int] | None = None) -> None:
         """Fill in what the user did not give: keywords, tags, context and boxes. Fields
         where the model's output was unusable and the deterministic method stepped in are
-        recorded in `metadata.amem_fallbacks`. `boxes`: the boxes to choose from ({box:
+        recorded in `metadata.amem_fallbacks`, the fields the model wrote in
+        `metadata.amem_generated`. `boxes`: the boxes to choose from ({box:
         notes}; the index's by default), updated with those chosen here."""
         # Keyword extraction's embeddings, batched up front when it will surely run.
         embedder = _Batched(self.indexer.embedder(), notes if isinstance(self.llm, NoLLM) else [])
@@ -87,8 +88,10 @@ class Pipeline:
             for box in note.boxes:
                 boxes[box] = boxes.get(box, 0) + 1
             self.stats.fallbacks += len(fallbacks)
-            if fallbacks and not isinstance(self.llm, NoLLM):  # with no model they are the method
-                note.metadata = {**note.metadata, "amem_fallbacks": fallbacks}
+            if not isinstance(self.llm, NoLLM):  # with no model the fallbacks are the method
+                if fallbacks:
+                    note.metadata = {**note.metadata, "amem_fallbacks": fallbacks}
+                note.metadata = note.with_generated([f for f, by in c.sources.items() if by == "llm"])
             self.stats.notes += 1
 
     # -- deferred work ----------------------------------------------------

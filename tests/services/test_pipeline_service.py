@@ -63,6 +63,17 @@ def test_construction_fills_what_the_user_did_not_give(scripted):
     assert read(mem, note.id).keywords == note.keywords
 
 
+
+def test_the_fields_the_model_wrote_are_recorded_and_evolution_adds_to_them(scripted):
+    mem, _ = scripted
+    old = mem.add(POLICY, tags=["ops"], keywords=["migrations"])  # the model writes the context
+    assert read(mem, old.id).metadata["amem_generated"] == ["context"]
+    new = mem.add(DEPLOY, tags=["incident"])
+    assert read(mem, new.id).metadata["amem_generated"] == ["keywords", "context"]
+    assert read(mem, old.id).metadata["amem_generated"] == ["context", "tags"]  # evolved
+    mine = mem.add("Typed by hand.", keywords=["hand"], tags=["mine"], context="A person wrote all of it.")
+    assert "amem_generated" not in read(mem, mine.id).metadata
+
 def test_unusable_model_output_falls_back_and_is_recorded(vault):
     llm = router(construct="{not json at all", links="???", boxes=None)
     with AgentMemory(vault, embedder="fake", llm=llm) as mem:
