@@ -2,7 +2,8 @@
 
 Consistent: the note ids on disk, in SQLite and in the vector store are one set; SQLite's
 and the full-text tables' own checks pass; every link has its backlink; no temp file of
-an interrupted write is left; the queue holds no lost or duplicated job (a deferred
+an interrupted write is left;
+sequence pointers agree (a note's `next` names a note whose `previous` names it back); the queue holds no lost or duplicated job (a deferred
 note's file says its work is owed until it is done, so a lost queue is noticed). A repair never
 deletes a note file or changes a note's text: the index is rebuilt from the files, and
 only links, backlinks and sequence pointers in the frontmatter are mended.
@@ -30,7 +31,7 @@ TEMP_FILE = re.compile(r"^\..+\.[A-Za-z0-9_]+\.tmp$")
 REBUILD = {"sqlite_integrity", "fts_integrity", "fts_mismatch", "embedder_mismatch"}
 INDEX = {"unindexed_file", "stale_index", "orphaned_index"}
 VECTORS = {"missing_vector", "stale_vector", "orphaned_vector"}
-LINKS = {"dangling_link", "missing_backlink", "stale_backlink"}
+LINKS = {"dangling_link", "missing_backlink", "stale_backlink", "broken_sequence"}
 
 
 @dataclass(frozen=True)
@@ -226,6 +227,10 @@ class Doctor:
             for source in note.backlinks:
                 if source in notes and note_id not in notes[source].links:
                     add(Problem("stale_backlink", note_id, f"{note_id} has a backlink from {source}, which does not link it"))
+            if note.next in notes and notes[note.next].previous != note_id:
+                add(Problem("broken_sequence", note_id, f"{note_id} is followed by {note.next}, which does not follow it"))
+            if note.previous in notes and notes[note.previous].next != note_id:
+                add(Problem("broken_sequence", note_id, f"{note_id} follows {note.previous}, which is followed by another"))
 
     def _check_queue(self, disk: _Disk, add) -> None:
         db = self.c.index.db
@@ -304,7 +309,7 @@ class Doctor:
 
     def _mend_links(self) -> list[str]:
         """Links are the truth of the graph: backlinks follow them; pointers to notes that
-        do not exist go (as `amem rm` removes them)."""
+        do not exist go (as `amem rm` removes them); sequence pointers as `_agreed_sequence`."""
         notes = self.c.notes
         disk = self._read_disk()
         ids = set(disk.notes)
@@ -312,6 +317,8 @@ class Doctor:
         for note_id, (_, note) in disk.notes.items():
             for target in note.links:
                 linked_from.setdefault(target, []).append(note_id)
+        after = _agreed_sequence({i: n for i, (_, n) in disk.notes.items()})
+        before = {b: a for a, b in after.items()}
         done = []
         for note_id, (_, note) in sorted(disk.notes.items()):
             backlinks = [b for b in note.backlinks if note_id in linked_from.get(b, [])]
@@ -322,8 +329,8 @@ class Doctor:
                     n,
                     links=[x for x in n.links if x in ids],
                     backlinks=backlinks,
-                    previous=n.previous if n.previous in ids else None,
-                    next=n.next if n.next in ids else None,
+                    previous=before.get(n.id),
+                    next=after.get(n.id),
                 )
 
             if mend(note) != note:
@@ -364,3 +371,26 @@ class Doctor:
 
 def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _agreed_sequence(notes: dict[str, Note]) -> dict[str, str]:
+    """{note: the note after it} that both ends can agree on. A pointer stays when the
+    other end points back, or when the other end's slot is empty and no other note
+    claims it (then the slot is filled); a pointer the other end contradicts goes."""
+    claims_next: dict[str, int] = {}  # how many notes name this one as their next
+    claims_prev: dict[str, int] = {}
+    for n in notes.values():
+        if n.next in notes:
+            claims_next[n.next] = claims_next.get(n.next, 0) + 1
+        if n.previous in notes:
+            claims_prev[n.previous] = claims_prev.get(n.previous, 0) + 1
+    after: dict[str, str] = {}
+    for x, n in notes.items():
+        y = n.next
+        if y in notes and (notes[y].previous == x or (notes[y].previous is None and claims_next[y] == 1)):
+            after[x] = y
+    for y, n in notes.items():
+        x = n.previous
+        if x in notes and notes[x].next is None and claims_prev[x] == 1:
+            after[x] = y
+    return after

@@ -141,6 +141,25 @@ def test_dangling_links_go(three):
     assert c.links == [] and c.next is None
 
 
+def test_sequence_pointers_are_made_to_agree(three):
+    write(three, Note("a", "Alpha about apples", links=["b"], next="b"))  # b names no previous: it gets a
+    write(three, Note("c", "Gamma about cherries", previous="b"))  # b names no next: it gets c
+    settle(three)
+    fixed_and_consistent(three, "broken_sequence")
+    a, b, c = (three.get(i) for i in "abc")
+    assert (a.next, b.previous, b.next, c.previous) == ("b", "a", "c", "b")
+
+
+def test_a_contradicted_sequence_pointer_goes(three):
+    write(three, Note("a", "Alpha about apples", links=["b"], next="c"))
+    write(three, Note("b", "Beta about bananas", backlinks=["a"], next="c"))
+    write(three, Note("c", "Gamma about cherries", previous="b"))  # a's claim on c is contradicted
+    settle(three)
+    fixed_and_consistent(three, "broken_sequence")
+    a, b, c = (three.get(i) for i in "abc")
+    assert (a.next, b.next, c.previous) == (None, "c", "b")
+
+
 def test_orphaned_job(three):
     c = three._c
     with c.index.transaction():
