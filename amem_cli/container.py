@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,8 @@ class Container:
         self.settings = settings
         self.vault = Vault(settings.dir)
         self.vault.ensure(create=create)
+        # Called between an import's batches; a server gives waiting commands their turn.
+        self.between_batches: Callable[[], None] = lambda: None
 
     @cached_property
     def index(self) -> SqliteIndex:
@@ -90,7 +93,7 @@ class Container:
 
     @cached_property
     def importer(self) -> Importer:
-        return Importer(self.notes)
+        return Importer(self.notes, lambda: self.between_batches())
 
     @cached_property
     def ingester(self) -> Ingester:

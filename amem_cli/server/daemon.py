@@ -96,6 +96,7 @@ class Server:
         self.socket = socket_path(self.index_dir)
         self.turn = Turn()
         self.worker = QueueWorker(self.container, self.turn)
+        self.container.between_batches = self.turn.breathe  # a long import lets searches in
         self.stopping = threading.Event()
         self.last_request = time.monotonic()
         self.started = datetime.now(timezone.utc)
@@ -255,14 +256,19 @@ class Server:
         argv = request["argv"]
         out, err = io.StringIO(), io.StringIO()
         stdin = request.get("stdin")
-        with self.turn.held():
-            self.requests += 1
-            # One command at a time: the consoles take the client's width for it.
+        def take_over() -> None:
+            # One command at a time has the process: the consoles take the client's width,
+            # and the working folder is the client's (its relative paths). Again each time
+            # the command gets its turn back from another (see `Turn.paused`).
             output.console.width = output.err_console.width = int(request.get("width") or 80)
+            os.chdir(request.get("cwd") or "/")
             cli.serving(self.container)
+
+        with self.turn.held(resume=take_over):
+            self.requests += 1
             code = 0
             try:
-                os.chdir(request.get("cwd") or "/")  # the client's relative paths
+                take_over()
                 with self._stdout.bound(out, bool(request.get("stdout_tty"))), self._stderr.bound(err, False), \
                         self._stdin.bound(None if stdin is None else io.StringIO(stdin), bool(request.get("stdin_tty"))):
                     self._command.main(args=argv, prog_name="amem", standalone_mode=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 from contextlib import contextmanager
 
 from ..container import Container
@@ -16,25 +18,35 @@ log = logging.getLogger("amem.worker")
 class Turn:
     """One thread at a time uses the container (one SQLite connection, one Chroma
     view). The worker gives its turn up while the model generates, so a search never
-    waits for an LLM call."""
+    waits for an LLM call; a long import gives it up between batches."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._owner: int | None = None
+        self._waiting = 0
+        self._count_lock = threading.Lock()
+        self._resume: dict[int, Callable[[], None]] = {}  # per thread: put its state back
 
     @contextmanager
-    def held(self):
-        self._lock.acquire()
+    def held(self, resume: Callable[[], None] | None = None):
+        """The turn, for this thread. `resume`: called each time the thread gets the turn
+        back after `paused` (another command may have changed process-wide state)."""
+        with self._counting():
+            self._lock.acquire()
         self._owner = threading.get_ident()
+        if resume is not None:
+            self._resume[self._owner] = resume
         try:
             yield
         finally:
+            self._resume.pop(threading.get_ident(), None)
             self._owner = None
             self._lock.release()
 
     @contextmanager
     def paused(self):
-        if self._owner != threading.get_ident():
+        me = threading.get_ident()
+        if self._owner != me:
             yield
             return
         self._owner = None
@@ -42,8 +54,31 @@ class Turn:
         try:
             yield
         finally:
-            self._lock.acquire()
-            self._owner = threading.get_ident()
+            with self._counting():
+                self._lock.acquire()
+            self._owner = me
+            if (resume := self._resume.get(me)) is not None:
+                resume()
+
+    def breathe(self, wait: float = 1.0) -> None:
+        """Let a thread waiting for the turn have it, then take it back. (A lock let go
+        and taken at once would usually go back to its holder.)"""
+        if self._owner != threading.get_ident() or not self._waiting:
+            return
+        with self.paused():
+            deadline = time.monotonic() + wait
+            while self._owner is None and time.monotonic() < deadline:
+                time.sleep(0.001)
+
+    @contextmanager
+    def _counting(self):
+        with self._count_lock:
+            self._waiting += 1
+        try:
+            yield
+        finally:
+            with self._count_lock:
+                self._waiting -= 1
 
 
 class PausingLLM:

@@ -58,8 +58,9 @@ class ImportReport:
 
 
 class Importer:
-    def __init__(self, notes: NoteService):
+    def __init__(self, notes: NoteService, between_batches: Callable[[], None] = lambda: None):
         self.notes = notes
+        self.between_batches = between_batches  # the server lets waiting commands in here
 
     def import_path(
         self,
@@ -83,7 +84,9 @@ class Importer:
         """What to import, how many entries there are (if known), and whether they are a sequence."""
         if str(path) == "-":
             return _jsonl(getattr(sys.stdin, "buffer", sys.stdin), "<stdin>", "stdin", report), None, True
-        path = Path(path).expanduser()
+        # Absolute now: the files are read batch by batch, and a server runs other
+        # commands (each in its own working folder) between the batches.
+        path = Path(path).expanduser().absolute()
         if path.is_dir():
             root = self.notes.vault.root
             if path.resolve().is_relative_to(root):
@@ -144,6 +147,8 @@ class Importer:
                 store_ready()
             if progress:
                 progress(done - len(ready), total)
+            if not last:
+                self.between_batches()
 
         for done, (where, source, item) in enumerate(entries, 1):
             if isinstance(item, str):

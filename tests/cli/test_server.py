@@ -166,6 +166,30 @@ def test_import_through_the_server_reads_relative_paths_and_stdin(amem, vault, a
     assert _status(amem)["requests"] >= 2
 
 
+def test_a_search_does_not_wait_for_a_long_import_to_end(amem, vault, amem_cmd, tmp_path):
+    """The import gives its turn up between batches: a search is answered meanwhile, in
+    its own working folder, and the import still reads its relative path."""
+    lines = [json.dumps({"content": f"note {i} about walrus number {i}", "keywords": ["walrus"]}) for i in range(1500)]
+    (tmp_path / "big.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    amem("add", "the first walrus", check=True)  # the server is up and warm
+    server = _status(amem)["pid"]
+    importing = subprocess.Popen([*amem_cmd, "--dir", str(vault), "import", "big.jsonl", "--batch", "25"],
+                                 cwd=tmp_path, env={**os.environ, **SERVER}, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+    try:
+        assert _wait(lambda: len(list(vault.glob("*.md"))) > 100, timeout=120)  # well into the import
+        found = amem("search", "first walrus", "--limit", "1", "--json", check=True)
+        assert importing.poll() is None, "the search waited for the whole import"
+        assert json.loads(found.stdout)[0]["content"] == "the first walrus"
+        out, err = importing.communicate(timeout=600)
+    finally:
+        if importing.poll() is None:
+            importing.kill()
+    assert importing.returncode == 0, err
+    assert out.strip() == "imported 1500 notes"
+    assert _status(amem)["pid"] == server  # both ran in the one server
+
+
 @pytest.mark.integration
 def test_output_survives_the_bundled_model_working_in_the_background(amem, vault):
     """llama-cpp-python points sys.stdout at /dev/null while a model loads: the server
