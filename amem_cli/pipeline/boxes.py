@@ -88,7 +88,7 @@ def classify_boxes(
 def _resolve(item: object, lookup: dict[str, str], note_words: set[str]) -> str | None:
     text = clean_item(item, max_chars=prompts.BOX_MAX_CHARS, max_words=3)
     slug = slugify(text)
-    if not slug:
+    if not _names_a_topic(slug):
         return None
     if slug in lookup:
         return lookup[slug]
@@ -119,6 +119,11 @@ def fallback_boxes(
         return out
     for term in list(tags) + list(keywords):
         slug = slugify(term)
-        if slug:
+        if _names_a_topic(slug):
             return [slug]
     return [DEFAULT_BOX]
+
+
+def _names_a_topic(slug: str) -> bool:
+    """A box is a topic: its name needs a letter ("1234567890", "2023" are no topics)."""
+    return any(ch.isalpha() for ch in slug)

@@ -434,6 +434,13 @@ def test_invented_new_box_is_dropped_and_falls_back():
     assert any("astronomy" in p for p in d.problems)
 
 
+def test_a_box_named_by_numbers_alone_is_no_topic():
+    note = "Flight 1234567890 to Lisbon leaves in 2023."
+    d = classify_boxes(note, ["Lisbon"], ["2023", "travel"], {}, llm=ScriptedLLM([{"boxes": ["1234567890"]}]))
+    assert d.fallback is True and d.boxes == ["travel"]
+    assert classify_boxes(note, ["2023"], [], {}, llm=None).boxes == ["inbox"]
+
+
 def test_boxes_capped_and_deduped():
     reply = {"boxes": ["databases", "Databases", "postgres", "deploy", "git"]}
     d = classify_boxes(NOTE, ["Postgres"], [], EXISTING, llm=ScriptedLLM([reply]), max_boxes=2)
