@@ -158,14 +158,22 @@ class SqliteIndex:
     def _refresh_fts(self, note_id: str) -> None:
         db = self.db
         row = db.execute(
-            "SELECT content, keywords, tags, context, created, previous, next FROM notes WHERE id = ?", [note_id]
+            "SELECT content, keywords, tags, context, created, previous, next, metadata FROM notes WHERE id = ?", [note_id]
         ).fetchone()
         if row is None:
             return
-        content, keywords, tags, context, created, previous, next_ = row
+        content, keywords, tags, context, created, previous, next_, metadata = row
         neighbours = [
             r[0] for r in db.execute("SELECT content FROM notes WHERE id IN (?, ?) ORDER BY created_utc", [previous, next_])
         ]
+        fields = {"keywords": " ".join(json.loads(keywords)), "tags": " ".join(json.loads(tags)), "context": context}
+        # The keyword index holds what a person (or the note's own words) said; fields a
+        # model wrote reach search through the note's vector only. A small model's tags
+        # and context ("discusses family memories") would otherwise match questions
+        # across many notes and crowd out the note that says the thing.
+        for name in Note("", "", metadata=json.loads(metadata)).generated:
+            if name in fields:
+                fields[name] = ""
         key = self._fts_key(note_id)
         db.execute("DELETE FROM notes_fts WHERE rowid = ?", [key])
         db.execute(
@@ -174,9 +182,9 @@ class SqliteIndex:
                 key,
                 note_id,
                 content,
-                " ".join(json.loads(keywords)),
-                " ".join(json.loads(tags)),
-                context,
+                fields["keywords"],
+                fields["tags"],
+                fields["context"],
                 "\n".join(neighbours),
                 date_words(to_datetime(created)) if created else "",
             ],

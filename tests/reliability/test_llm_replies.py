@@ -93,8 +93,10 @@ def test_add_stores_the_note_through_every_reply_and_changes_only_whitelisted_fi
 
         now = parse_note(path.read_text(encoding="utf-8"))
         assert _body(path) == original_body, (kind, raw[:80])  # byte for byte
-        whitelisted = {"context": now.context, "tags": now.tags, "backlinks": now.backlinks, "updated_at": now.updated_at}
+        whitelisted = {"context": now.context, "tags": now.tags, "backlinks": now.backlinks, "updated_at": now.updated_at,
+                       "metadata": {**original.metadata, **{k: v for k, v in now.metadata.items() if k == "amem_generated"}}}
         assert now.__class__(**{**original.__dict__, **whitelisted}) == now, (kind, raw[:80])
+        assert set(now.generated) <= {"context", "tags"}  # what evolution may write, and nothing else
         assert now.tags[:1] == ["ops"]
         _bounded_note_fields([], now.tags, now.context)
         evolved += (now.context, now.tags) != (before.context, before.tags)

@@ -109,6 +109,10 @@ def test_an_obedient_model_cannot_take_evolution_past_its_rules(neighbours):
                 old, now = before[name], after[name]
                 differs = {f for f in ("id", "content", "keywords", "tags", "context", "created_at", "links", "backlinks",
                                        "boxes", "metadata", "previous", "next", "extra") if getattr(old, f) != getattr(now, f)}
+                if "metadata" in differs:  # only the record of what the model wrote
+                    assert {**old.metadata, "amem_generated": now.metadata["amem_generated"]} == now.metadata
+                    assert set(now.generated) - set(old.generated) <= {"context", "tags"}
+                    differs.discard("metadata")
                 assert differs <= {"context", "tags", "backlinks"}, (name, differs)
                 assert now.backlinks == old.backlinks + [note.id]
                 assert len(now.context) <= prompts.CONTEXT_MAX_CHARS and "\n" not in now.context

@@ -64,6 +64,17 @@ def test_construction_fills_what_the_user_did_not_give(scripted):
 
 
 
+def test_keyword_search_holds_what_people_wrote_not_what_the_model_guessed(vault):
+    llm = router(construct={"keywords": ["deploy"], "tags": ["outage"], "context": "An outage story about a deploy."},
+                 links={"links": []}, boxes={"boxes": ["deploys"]})
+    with AgentMemory(vault, embedder="fake", llm=llm) as mem:
+        built = mem.add(DEPLOY)  # the model wrote its tags and context
+        mine = mem.add(POLICY, tags=["outage"], context="Written by hand.", keywords=["night"])
+        assert [h.note.id for h in mem.search("outage", mode="keyword")] == [mine.id]
+        # still the note's tags: shown, filtered on, embedded
+        assert built.id in [h.note.id for h in mem.search("outage", tags=["outage"], mode="semantic")]
+
+
 def test_the_fields_the_model_wrote_are_recorded_and_evolution_adds_to_them(scripted):
     mem, _ = scripted
     old = mem.add(POLICY, tags=["ops"], keywords=["migrations"])  # the model writes the context
