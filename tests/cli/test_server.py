@@ -63,6 +63,15 @@ def _raw(sock_path, data: bytes) -> dict | None:
     return json.loads(reply) if reply else None
 
 
+def _gone(pid: int) -> bool:
+    """The process has exited (a zombie its parent has not reaped yet counts)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
 def _queued(vault) -> int:
     return index_rows(vault, "SELECT count(*) FROM jobs")[0][0]
 
@@ -275,7 +284,10 @@ def test_secrets_reach_no_byte_of_the_vault_or_the_server_log(amem, vault, tmp_p
     (tmp_path / "a.jsonl").write_text("\n".join(json.dumps({"content": s}) for s in sentences[160:]) + "\n")
     amem("import", str(tmp_path / "a.jsonl"), env=env, check=True)
     assert _wait(lambda: _queued(vault) == 0)
-    amem("server", "stop", check=True)
+    pid = _status(amem)["pid"]
+    assert amem("server", "stop", check=True).stdout.strip() == "stopped"
+    assert _gone(pid)  # once `stop` returns: its files are final
+    assert not (vault / ".amem" / "server.json").exists()
     files = [p for p in vault.rglob("*") if p.is_file()]
     assert any(p.name == "server.log" for p in files) and any("chroma" in p.parts for p in files)
     data = b"".join(p.read_bytes() for p in files)

@@ -67,8 +67,49 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
 
 @server_app.command("stop")
 def stop(ctx: typer.Context) -> None:
-    """Stop the server (queued work stays queued for the next one)."""
-    console.print("stopped" if _ask(ctx, "stop") else "no server was running")
+    """Stop the server (queued work stays queued for the next one). Returns once it has
+    exited: it first finishes the note in hand."""
+    import json
+
+    try:  # written by the server when it starts listening
+        pid = int(json.loads((container(ctx).vault.index_dir / "server.json").read_text())["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pid = None
+    if _ask(ctx, "stop") is None:
+        console.print("no server was running")
+    elif pid is None or _exited(pid, STOP_WAIT):
+        console.print("stopped")
+    else:
+        console.print(f"asked to stop; it is still finishing its work (pid {pid})")
+
+
+STOP_WAIT = 60.0  # seconds: a note in hand may be waiting on the model
+
+
+def _exited(pid: int, timeout: float) -> bool:
+    import os
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:  # another user's process under that pid: ours has gone
+            return True
+        if _zombie(pid):  # exited, not yet reaped by its parent
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
 
 
 @server_app.command("logs")
