@@ -1,7 +1,7 @@
 """amem from the shell, as a user or an agent meets it, on vaults of growing size.
 
     .venv/bin/python benchmarks/shell.py                          # 1,000 and 10,000 notes
-    .venv/bin/python benchmarks/shell.py --sizes 100000           # ~1 h on 2 cores
+    .venv/bin/python benchmarks/shell.py --sizes 100000           # about 2 h on 2 cores
     .venv/bin/python benchmarks/shell.py --sizes 1000 --embedder fake   # a quick check
 
 For each size N it writes N varied notes (the seeded generator of foundation.py) to a
@@ -104,34 +104,33 @@ def main() -> None:
         env["AMEM_EMBEDDER"] = args.embedder
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="amem-shell-"))
     base.mkdir(parents=True, exist_ok=True)
-    try:
-        helps = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            subprocess.run([*AMEM, "--help"], capture_output=True, env=env, check=True)
-            helps.append(time.perf_counter() - t0)
-        results = [measure(int(n), base, env, args.queries, args.adds) for n in args.sizes.split(",")]
-    finally:
-        if not args.dir:
-            shutil.rmtree(base, ignore_errors=True)
-
-    print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
+    print(f"machine: {os.cpu_count()} cores ({len(os.sched_getaffinity(0))} usable), Python {platform.python_version()}, "
+          f"{platform.platform()}")
     print(f"command: {shlex.join([sys.executable, *sys.argv])}")
     print(f"embedder: {env.get('AMEM_EMBEDDER', 'default')}, llm: none")
+    helps = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        subprocess.run([*AMEM, "--help"], capture_output=True, env=env, check=True)
+        helps.append(time.perf_counter() - t0)
     print(f"`amem --help`: median {statistics.median(helps) * 1000:.0f} ms of 5")
     ms = lambda xs, q: f"{percentile(xs, q) * 1000:.0f}"  # noqa: E731
     header = ("notes", "import notes/s", "import s", ".amem B/note", "reindex s", "cold search ms (median)",
               "warm search p50/p95 ms", "add p50/p95 ms", "server RSS MB")
     print(" | ".join(header))
-    print(" | ".join("---" for _ in header))
-    for r in results:
-        print(" | ".join([
-            f"{r['notes']:,}", f"{r['import_rate']:.0f}", f"{r['import_s']:.1f}", f"{r['index_bytes_per_note']:.0f}",
-            f"{r['reindex_s']:.1f}", f"{statistics.median(r['cold_search']) * 1000:.0f}",
-            f"{ms(r['warm_search'], 0.5)} / {ms(r['warm_search'], 0.95)}",
-            f"{ms(r['warm_add'], 0.5)} / {ms(r['warm_add'], 0.95)}", f"{r['server_rss_mb']}",
-        ]))
-
+    print(" | ".join("---" for _ in header), flush=True)
+    try:
+        for n in args.sizes.split(","):  # a row as each size is done: the 100k one takes an hour or more
+            r = measure(int(n), base, env, args.queries, args.adds)
+            print(" | ".join([
+                f"{r['notes']:,}", f"{r['import_rate']:.0f}", f"{r['import_s']:.1f}", f"{r['index_bytes_per_note']:.0f}",
+                f"{r['reindex_s']:.1f}", f"{statistics.median(r['cold_search']) * 1000:.0f}",
+                f"{ms(r['warm_search'], 0.5)} / {ms(r['warm_search'], 0.95)}",
+                f"{ms(r['warm_add'], 0.5)} / {ms(r['warm_add'], 0.95)}", f"{r['server_rss_mb']}",
+            ]), flush=True)
+    finally:
+        if not args.dir:
+            shutil.rmtree(base, ignore_errors=True)
 
 if __name__ == "__main__":
     main()
