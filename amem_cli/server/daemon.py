@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 
 from ..config import Settings
 from ..container import Container
-from ..errors import VaultError
+from ..errors import AmemError, VaultError
 from .client import LOCAL_ONLY, settings_for, settings_key, socket_path, split_argv
 from .worker import PausingLLM, QueueWorker, Turn
 
@@ -29,6 +29,7 @@ from .worker import PausingLLM, QueueWorker, Turn
 # client that sends nothing for this long is dropped, so a hung client holds no thread.
 MAX_REQUEST = 64 * 2**20
 READ_TIMEOUT = 60.0
+STOP_GRACE = 120.0  # seconds a stopping server waits for the commands it is running
 
 
 class NeedStdin(BaseException):
@@ -96,11 +97,13 @@ class Server:
         self.socket = socket_path(self.index_dir)
         self.turn = Turn()
         self.worker = QueueWorker(self.container, self.turn)
-        self.container.between_batches = self.turn.breathe  # a long import lets searches in
+        self.container.between_batches = self._between_batches
         self.stopping = threading.Event()
         self.last_request = time.monotonic()
         self.started = datetime.now(timezone.utc)
         self.requests = 0
+        self._commands = threading.Condition()
+        self._running = 0  # commands in hand: a busy server is not idle, and stops after them
         self._stdout = _ThreadStream(sys.stderr)
         self._stderr = _ThreadStream(sys.stderr)
         self._stdin = _ThreadStdin()
@@ -139,6 +142,7 @@ class Server:
         finally:
             self.stopping.set()
             server.server_close()
+            self._wait_for_commands()
             self.worker.stop()  # the note in hand is finished; the rest stay queued
             idle.join(timeout=5)
             self._remove_files()
@@ -237,10 +241,17 @@ class Server:
                 return {"retry": "off"}
             if settings_key(settings) != self.key:
                 return {"retry": "settings"}
+            with self._commands:
+                if self.stopping.is_set():
+                    return {"retry": "stopping"}  # the client does it in its own process
+                self._running += 1
             try:
                 return self._run(request)
             finally:
                 self.last_request = time.monotonic()
+                with self._commands:
+                    self._running -= 1
+                    self._commands.notify_all()
                 self.worker.wake.set()
         return {"error": f"unknown request {op!r}"}
 
@@ -280,6 +291,18 @@ class Server:
                 cli.serving(None)
         return {"stdout": out.getvalue(), "stderr": err.getvalue(), "code": code}
 
+    def _between_batches(self) -> None:
+        """Between an import's batches: let waiting commands in, and end the import if
+        the server is stopping (what is stored stays; the same import again does the rest)."""
+        if self.stopping.is_set():
+            raise AmemError("the import stopped because the server was stopped",
+                            hint="run the same import again: lines imported already are skipped")
+        self.turn.breathe()
+
+    def _wait_for_commands(self) -> None:
+        with self._commands:
+            self._commands.wait_for(lambda: not self._running, timeout=STOP_GRACE)
+
     def status(self) -> dict:
         return {
             "pid": os.getpid(), "vault": str(self.container.vault.root), "socket": str(self.socket),
@@ -294,7 +317,8 @@ class Server:
 
     def _watch_idle(self) -> None:
         while not self.stopping.wait(1.0):
-            if time.monotonic() - self.last_request > self.idle_timeout and not self._queued():
+            busy = self._running or time.monotonic() - self.last_request <= self.idle_timeout
+            if not busy and not self._queued():
                 self.stop()
 
 

@@ -45,6 +45,12 @@ def _wait(predicate, timeout=30.0):
     return False
 
 
+def _walruses(folder, n=1500):
+    lines = [json.dumps({"content": f"note {i} about walrus number {i}", "keywords": ["walrus"]}) for i in range(n)]
+    (folder / "big.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder / "big.jsonl"
+
+
 def _raw(sock_path, data: bytes) -> dict | None:
     """Send raw bytes to the server and hang up; its reply, or None when it sent nothing
     back (or reset the connection: it closes one whose request it stopped reading)."""
@@ -178,8 +184,7 @@ def test_import_through_the_server_reads_relative_paths_and_stdin(amem, vault, a
 def test_a_search_does_not_wait_for_a_long_import_to_end(amem, vault, amem_cmd, tmp_path):
     """The import gives its turn up between batches: a search is answered meanwhile, in
     its own working folder, and the import still reads its relative path."""
-    lines = [json.dumps({"content": f"note {i} about walrus number {i}", "keywords": ["walrus"]}) for i in range(1500)]
-    (tmp_path / "big.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _walruses(tmp_path)
     amem("add", "the first walrus", check=True)  # the server is up and warm
     server = _status(amem)["pid"]
     importing = subprocess.Popen([*amem_cmd, "--dir", str(vault), "import", "big.jsonl", "--batch", "25"],
@@ -197,6 +202,50 @@ def test_a_search_does_not_wait_for_a_long_import_to_end(amem, vault, amem_cmd, 
     assert importing.returncode == 0, err
     assert out.strip() == "imported 1500 notes"
     assert _status(amem)["pid"] == server  # both ran in the one server
+
+
+def test_a_server_busy_longer_than_its_idle_timeout_does_not_stop(amem, vault, amem_cmd, tmp_path):
+    """Idle counts from the end of the last command: a server given a 1 s timeout runs a
+    longer import to its end. (It used to stop under the import; the client then did the
+    import again in its own process, and reported only the notes of that second run.)"""
+    big = _walruses(tmp_path)
+    server = subprocess.Popen([*amem_cmd, "--dir", str(vault), "serve", "--idle-timeout", "1"],
+                              env={**os.environ, **SERVER}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert _wait(lambda: (vault / ".amem" / "server.json").exists())
+        t0 = time.monotonic()
+        res = amem("import", str(big), "--batch", "25", check=True)
+        assert time.monotonic() - t0 > 3, "the import was too quick to outlast the idle timeout"
+        assert res.stdout.strip() == "imported 1500 notes"
+        assert server.wait(timeout=30) == 0  # and idles out afterwards
+    finally:
+        if server.poll() is None:
+            server.kill()
+    log = (vault / ".amem" / "server.log").read_text() if (vault / ".amem" / "server.log").exists() else ""
+    assert "Traceback" not in log, log[-2000:]
+
+
+def test_stopping_the_server_ends_an_import_between_batches_and_the_same_import_resumes(amem, vault, amem_cmd, tmp_path):
+    big = _walruses(tmp_path)
+    amem("add", "the first walrus", check=True)  # the server is up
+    importing = subprocess.Popen([*amem_cmd, "--dir", str(vault), "import", str(big), "--batch", "25"],
+                                 env={**os.environ, **SERVER}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert _wait(lambda: len(list(vault.glob("*.md"))) > 100, timeout=120)
+        amem("server", "stop", check=True)
+        out, err = importing.communicate(timeout=300)
+    finally:
+        if importing.poll() is None:
+            importing.kill()
+    assert importing.returncode == 1, (out, err)
+    assert "the import stopped because the server was stopped" in err
+    assert "Traceback" not in err
+    stored = len(list(vault.glob("*.md")))
+    assert 100 < stored < 1501
+    again = amem("import", str(big), check=True)  # starts a server again
+    assert again.stdout.strip() == f"imported {1501 - stored} notes, skipped {stored - 1} already imported"
+    assert len(list(vault.glob("*.md"))) == 1501
+    assert index_rows(vault, "SELECT count(*) FROM notes") == [(1501,)]
 
 
 @pytest.mark.integration
