@@ -341,6 +341,17 @@ class SqliteIndex:
         rows = self.db.execute(sql, [match, *(params or []), limit]).fetchall()
         return [(r[0], -float(r[1])) for r in rows]
 
+    def uncommon(self, words: list[str], most: int) -> list[str]:
+        """The words found in at most `most` notes. Counting stops at most + 1, so a word
+        in half of a 100,000-note vault costs no more than a rare one."""
+        kept = []
+        for word in words:
+            quoted = '"' + word.replace('"', '""') + '"'
+            sql = "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)"
+            if word and self.db.execute(sql, [quoted, most + 1]).fetchone()[0] <= most:
+                kept.append(word)
+        return kept
+
     def substring_search(self, words: list[str], limit: int, where: str = "", params: list | None = None) -> list[tuple[str, float]]:
         """Notes holding each text as a substring, case aside: trigram matches for texts of
         3+ characters, a plain scan for shorter ones. Ranked by how many texts a note holds."""

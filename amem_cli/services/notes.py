@@ -177,9 +177,9 @@ class NoteService:
         def relink(field: str, value: str):
             return lambda n: replace(n, **{field: value})
 
-        self.update(after, relink("next", first.id), embed=False)
+        self.update(after, relink("next", first.id), embed=False, sync=False)  # store follows a sync
         if old_next and self.index.path_of(old_next):
-            self.update(old_next, relink("previous", last.id), embed=False)
+            self.update(old_next, relink("previous", last.id), embed=False, sync=False)
 
     def add(self, content: str, *, after: str | None = None, defer: bool = False, embed: bool = True, **fields: Any) -> Note:
         """Add one note (`fields`: those of `build`, `redact` too)."""

@@ -65,3 +65,21 @@ def test_keyword_search_finds_the_note_holding_the_query(mem, text, data):
         assert note.id in ids, (query, content)
     finally:
         mem.delete(note.id)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(words=st.lists(HOSTILE_TEXT, max_size=4))
+def test_counting_the_notes_of_any_keyword_never_raises(mem, words):
+    """Link candidates come from keywords the notes of a vault do not all share; the
+    keywords are anyone's text."""
+    assert set(mem._c.index.uncommon(words, 1)) <= set(words)
+
+
+def test_a_keyword_more_notes_share_than_allowed_is_common(tmp_path):
+    with AgentMemory(tmp_path, embedder="fake", llm="none") as m:
+        for n in range(3):
+            m.add(f"Walrus sighting number {n} on the ice.", keywords=["walrus"])
+        m.add("A narwhal surfaced near the walrus colony.", keywords=["narwhal"])
+        index = m._c.index
+        assert index.uncommon(["walrus", "narwhal", "orca"], 2) == ["narwhal", "orca"]
+        assert index.uncommon(["walrus"], 4) == ["walrus"]  # 4 notes hold it: not more than 4
