@@ -166,7 +166,7 @@ def main() -> int:
           f"{len(scores['BM25']['overall'])} questions (categories 1-4), llm={args.llm}, settings={settings or 'defaults'}")
     print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}")
     if add_seconds:
-        print(f"add_many: {n_turns / add_seconds:.0f} notes/s ({n_turns} notes)")
+        print(f"add_many: {n_turns} notes in {add_seconds:.0f} s ({n_turns / add_seconds:.3g} notes/s)")
     print(f"retrieve p50 {statistics.median(latencies) * 1000:.1f} ms, "
           f"p95 {sorted(latencies)[int(len(latencies) * 0.95)] * 1000:.1f} ms")
     header = f"{'retriever':<12} {'category':<12} {'n':>4} " + " ".join(f"{m:>9}" for m in ("recall@5", "recall@10", "hit@10", "MRR"))
