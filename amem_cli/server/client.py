@@ -24,6 +24,14 @@ STARTS_SERVER = {"add", "search", "context", "process", "evolve", "import", "ing
 # Commands that never go through a server: they are the server, or need this terminal.
 LOCAL_ONLY = {"serve", "server", "edit", "init", "mcp"}
 START_TIMEOUT = 60.0  # seconds a starting server may take before the CLI works alone
+# Commands this process may do itself when the server took them and died before it
+# answered: they change nothing, or doing them twice does no harm (an import skips
+# the lines it has). Any other (`add`, `undo`, `delete`...) might be done twice.
+SAFE_TO_REDO = {"search", "context", "show", "list", "import", "process"}
+
+
+class NoReply(ConnectionError):
+    """The server took the request but stopped before it answered."""
 
 
 def socket_path(index_dir: Path) -> Path:
@@ -49,9 +57,12 @@ def call(index_dir: Path, message: dict, timeout: float | None = None) -> dict:
         sock.sendall(json.dumps(message).encode() + b"\n")
         sock.shutdown(socket.SHUT_WR)
         chunks = []
-        while chunk := sock.recv(1 << 16):
-            chunks.append(chunk)
-    return json.loads(b"".join(chunks))
+        try:
+            while chunk := sock.recv(1 << 16):
+                chunks.append(chunk)
+            return json.loads(b"".join(chunks))
+        except (OSError, ValueError) as exc:
+            raise NoReply(str(exc) or "no reply") from None
 
 
 def split_argv(argv: list[str]) -> tuple[dict[str, str], str | None, bool]:
@@ -162,6 +173,12 @@ def run_via_server(argv: list[str]) -> int | None:
     while True:
         try:
             reply = call(index_dir, request)
+        except NoReply:
+            if command in SAFE_TO_REDO:
+                return None
+            print(f"amem: the server stopped before it answered, so `{command}` may or may not have been done; "
+                  "look before you run it again (`amem server logs` says why it stopped)", file=sys.stderr, flush=True)
+            return 1
         except (OSError, ValueError):
             if started or command not in STARTS_SERVER:
                 return None
