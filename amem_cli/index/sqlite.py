@@ -330,7 +330,7 @@ class SqliteIndex:
         """BM25 over a note's content, keywords, tags, context, its neighbours' text and its
         date, the note's own text weighing most. Every word is quoted, so no user text can
         change the query's meaning; notes matching more and rarer words rank higher."""
-        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words if w)
+        match = " OR ".join(_phrase(w) for w in words if w)
         if not match:
             return []
         extra = f"AND notes_fts.id IN (SELECT notes.id FROM notes {where})" if where else ""
@@ -346,9 +346,8 @@ class SqliteIndex:
         in half of a 100,000-note vault costs no more than a rare one."""
         kept = []
         for word in words:
-            quoted = '"' + word.replace('"', '""') + '"'
             sql = "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)"
-            if word and self.db.execute(sql, [quoted, most + 1]).fetchone()[0] <= most:
+            if word and self.db.execute(sql, [_phrase(word), most + 1]).fetchone()[0] <= most:
                 kept.append(word)
         return kept
 
@@ -360,7 +359,7 @@ class SqliteIndex:
         for word in words:
             if len(word) >= 3:
                 sql = f"SELECT id FROM notes_trigram WHERE notes_trigram MATCH ? {extra} LIMIT ?"
-                args = ['"' + word.replace('"', '""') + '"', *(params or []), limit * 4]
+                args = [_phrase(word), *(params or []), limit * 4]
             else:
                 # lower() folds ASCII only: the text as typed is looked for too.
                 sql = f"SELECT id FROM notes WHERE (instr(content, ?1) OR instr(lower(content), lower(?1))) {extra} LIMIT ?"
@@ -506,3 +505,8 @@ def _row_to_note(row) -> Note:
         previous=row[12],
         next=row[13],
     )
+
+
+def _phrase(text: str) -> str:
+    """`text` as one quoted FTS5 phrase: no user text can change a query's meaning."""
+    return '"' + text.replace('"', '""') + '"'
