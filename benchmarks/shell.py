@@ -132,5 +132,6 @@ def main() -> None:
         if not args.dir:
             shutil.rmtree(base, ignore_errors=True)
 
+
 if __name__ == "__main__":
     main()
