@@ -111,6 +111,7 @@ def main() -> int:
     parser.add_argument("--embedder", default="sentence-transformers", help="sentence-transformers (default) or fake")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an amem setting, e.g. fusion=score")
     parser.add_argument("--conversations", type=int, metavar="N", help="only the first N conversations (the bundled model takes ~8 s a turn)")
+    parser.add_argument("--sample", action="append", metavar="ID", help="only this conversation (its sample_id, e.g. conv-30); repeatable")
     parser.add_argument("--keep", type=Path, help="build the vaults under this folder and keep them; reuse them next time")
     args = parser.parse_args()
 
@@ -119,6 +120,10 @@ def main() -> int:
     settings = dict(kv.split("=", 1) for kv in args.set)
     settings["llm"] = args.llm
     data = json.loads(args.path.read_text(encoding="utf-8"))[: args.conversations]
+    if args.sample:
+        data = [s for s in data if s["sample_id"] in args.sample]
+        if not data:
+            parser.error(f"no conversation {', '.join(args.sample)} in {args.path}")
     scores: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     latencies, add_seconds, n_turns = [], 0.0, 0
     root = args.keep or Path(tempfile.mkdtemp(prefix="amem-locomo-"))
