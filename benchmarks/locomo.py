@@ -180,6 +180,8 @@ def main() -> int:
     for group in ["overall", *CATEGORIES.values()]:
         for name in ("BM25", "dense", "amem hybrid"):
             rows = scores[name][group]
+            if not rows:  # a category the chosen conversations do not ask
+                continue
             means = {k: statistics.fmean(r[k] for r in rows) for k in rows[0]}
             print(f"{name:<12} {group:<12} {len(rows):>4} " + " ".join(f"{means[k]:>9.3f}" for k in means))
         print()
