@@ -13,7 +13,7 @@ from ..errors import AmemError
 # (100) missed true nearest neighbours (4 to 9 of the 50 nearest, over 150 LoCoMo
 # questions on 419 notes), and which ones depended on the order threads happened to
 # insert vectors in, so two builds of the same notes ranked differently; at 400 the
-# 50 nearest were exact. A search costs under 1 ms more (measured at 10,000 and 100,000).
+# 50 nearest were exact. A search costs under 1 ms more (benchmarks/vector_search.py).
 EF_SEARCH = 400
 
 
