@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,46 +142,55 @@ class Vault:
             return fh.read(-1 if limit is None else limit + 1)
 
     # -- writes -----------------------------------------------------------
-    def write_text(self, rel: str, text: str, expect_hash: str | None = None, *, sync_dir: bool = True) -> FileStat:
-        """Write atomically (temp file, fsync, rename). With `expect_hash`, refuse to
-        overwrite a file whose bytes changed since they were read. `sync_dir=False` leaves
-        making the rename durable to the caller (`sync_dirs`, once for many files): until
-        then a crash keeps the old file, whole."""
-        path = self.abspath(rel)
-        if expect_hash is not None:
-            try:
-                current = content_hash(path.read_bytes())
-            except FileNotFoundError:
-                current = None
-            if current != expect_hash:
-                raise ConflictError(
-                    f"{rel} changed on disk while amem was working on it",
-                    hint="run the command again; your edit was kept",
-                )
-        data = text.encode("utf-8")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except OSError as exc:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise VaultError(f"cannot write {rel}: {exc.strerror}", hint="check free space and permissions") from None
-        if sync_dir:
-            _fsync_dir(path.parent)
-        st = path.stat()
-        return FileStat(st.st_mtime_ns, st.st_size)
+    def write_text(self, rel: str, text: str, expect_hash: str | None = None) -> FileStat:
+        """Write atomically (temp file, fsync, rename, fsync of the folder). With
+        `expect_hash`, refuse to overwrite a file whose bytes changed since they were read."""
+        return self.write_many([(rel, text, expect_hash)])[0]
 
-    def sync_dirs(self, rels: Iterable[str]) -> None:
-        """Make the renames of files written with `sync_dir=False` durable."""
-        for parent in {self.abspath(rel).parent for rel in rels}:
-            _fsync_dir(parent)
+    def write_many(self, items: Sequence[tuple[str, str, str | None]]) -> list[FileStat]:
+        """`write_text` for many files ((rel, text, expect_hash) each) with one flush to disk
+        for all: every text goes to a temp file, the temp files are made durable together,
+        then each is renamed over its file (a crash leaves each file whole, old or new). An
+        import rewrites three files a note, and an fsync each cost it more than its index
+        work. A conflict (see `write_text`) is found before anything is written."""
+        paths = [self.abspath(rel) for rel, _, _ in items]
+        for (rel, _, expect_hash), path in zip(items, paths):
+            if expect_hash is not None:
+                _check_unchanged(rel, path, expect_hash)
+        temps: list[str] = []
+        renamed = 0
+        rel = items[0][0] if items else ""
+        try:
+            for (rel, text, _), path in zip(items, paths):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+                temps.append(tmp)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(text.encode("utf-8"))
+                    if len(items) == 1:
+                        fh.flush()
+                        os.fsync(fh.fileno())
+            if len(items) > 1:
+                rel = f"{len(items)} files ({items[0][0]} first)"
+                _sync_files(temps)
+            for tmp, path, (rel, _, _) in zip(temps, paths, items):
+                os.replace(tmp, path)
+                renamed += 1
+        except OSError as exc:
+            raise VaultError(f"cannot write {rel}: {exc.strerror}", hint="check free space and permissions") from None
+        finally:
+            for tmp in temps[renamed:]:  # a failed write leaves no temp file behind
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+            for parent in {path.parent for path in paths[:renamed]}:  # the renames are durable
+                _fsync_dir(parent)
+        stats = []
+        for path in paths:
+            st = path.stat()
+            stats.append(FileStat(st.st_mtime_ns, st.st_size))
+        return stats
 
     def delete(self, rel: str) -> None:
         try:
@@ -189,6 +199,49 @@ class Vault:
             pass
         except OSError as exc:
             raise VaultError(f"cannot delete {rel}: {exc.strerror}") from None
+
+
+def _check_unchanged(rel: str, path: Path, expect_hash: str) -> None:
+    try:
+        current = content_hash(path.read_bytes())
+    except FileNotFoundError:
+        current = None
+    if current != expect_hash:
+        raise ConflictError(
+            f"{rel} changed on disk while amem was working on it",
+            hint="run the command again; your edit was kept",
+        )
+
+
+def _sync_files(paths: list[str]) -> None:
+    """Make the files' data durable: one `syncfs` of their file system where Linux has
+    it, else an fsync each."""
+    syncfs = _syncfs()
+    if syncfs is not None:
+        fd = os.open(paths[0], os.O_RDONLY)
+        try:
+            if syncfs(fd) == 0:
+                return
+        finally:
+            os.close(fd)
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@functools.cache
+def _syncfs():
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # here: only a batch write needs it, `amem --help` does not
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
 
 
 def _fsync_dir(path: Path) -> None:

@@ -24,7 +24,7 @@ from .jobs import QUEUED, JobQueue
 if TYPE_CHECKING:
     from ..container import Container
 
-# What `Vault.write_text` leaves when killed between its temp file and the rename.
+# What `Vault.write_many` leaves when killed between its temp files and the renames.
 TEMP_FILE = re.compile(r"^\..+\.[A-Za-z0-9_]+\.tmp$")
 
 # Problems only a rebuild of the index mends (a sync does not look at them).

@@ -134,19 +134,18 @@ class NoteService:
             paths = [self._check_new(note) for note in notes]
             if after is not None and notes:
                 self._insert_after(after, notes[0], notes[-1])
+            texts = []
+            for note in notes:
+                # When amem writes the file, not when the note was built: a model may take
+                # seconds, and a file saved after its `updated` looks hand-edited (and is
+                # never evolved).
+                note.updated_at = now()
+                texts.append(render_note(note))
             # One index transaction for the batch; a crash half-way leaves files the next sync indexes.
             with self.index.transaction():
-                try:
-                    for note, path in zip(notes, paths):
-                        # When amem writes the file, not when the note was built: a model may
-                        # take seconds, and a file saved after its `updated` looks hand-edited
-                        # (and is never evolved).
-                        note.updated_at = now()
-                        text = render_note(note)
-                        stat = self.vault.write_text(path, text, sync_dir=False)
-                        self._record(note, path, stat, text)
-                finally:
-                    self.vault.sync_dirs(paths)  # the new files are durable before this returns
+                stats = self.vault.write_many([(path, text, None) for path, text in zip(paths, texts)])
+                for note, path, stat, text in zip(notes, paths, stats, texts):
+                    self._record(note, path, stat, text)
                 if defer:
                     self.index.enqueue([n.id for n in notes], queued_at)
         if embed:
@@ -216,23 +215,34 @@ class NoteService:
 
     def update_many(self, changes: Mapping[str, Any], *, embed: bool = True, sync: bool = True) -> dict[str, Note]:
         """`update` for many notes ({id: change}), under one lock and one index transaction:
-        the pipeline links a whole batch this way, each file read and written once."""
+        the pipeline links a whole batch this way, each file read and written once, and all
+        made durable together."""
         if sync:
             self.indexer.sync()
-        out, written = {}, []
+        out, todo = {}, []
         with self.vault.lock(), self.index.transaction():
-            try:
-                for note_id, change in changes.items():
-                    out[note_id] = self._rewrite(note_id, change, written=written)
-            finally:
-                self.vault.sync_dirs(written)
+            for note_id, change in changes.items():
+                out[note_id], step = self._changed(note_id, change)
+                if step is not None:
+                    todo.append(step)
+            stats = self.vault.write_many([(path, text, digest) for path, digest, _, text in todo])
+            for (path, _, new, text), stat in zip(todo, stats):
+                self._record(new, path, stat, text)
         if embed:
             self.indexer.flush_vectors()
         return out
 
-    def _rewrite(self, note_id: str, change, *, journal=None, written: list[str] | None = None) -> Note:
-        """One note's read, change and write (the caller holds the lock). With `written`,
-        the path is added to it and the directory's fsync left to the caller."""
+    def _rewrite(self, note_id: str, change, *, journal=None) -> Note:
+        """One note's read, change and write (the caller holds the lock)."""
+        new, step = self._changed(note_id, change, journal=journal)
+        if step is not None:
+            path, digest, _, text = step
+            self._record(new, path, self.vault.write_text(path, text, expect_hash=digest), text)
+        return new
+
+    def _changed(self, note_id: str, change, *, journal=None) -> tuple[Note, tuple[str, str, Note, str] | None]:
+        """The note read from its file and changed, and what to write: (path, hash of the
+        bytes read, the note, its text), or None when the change changes nothing."""
         path = self._path(note_id)
         data = self.vault.read_bytes(path)
         digest = content_hash(data)
@@ -243,16 +253,12 @@ class NoteService:
             current = parse_note(data.decode("utf-8"), path=path, fallback_id=note_id)
         new = change(current.copy())
         if new == current:
-            return current
+            return current, None
         new.updated_at = now()
         text = render_note(new)
         if journal is not None:
             journal(current, new, data, text)
-        stat = self.vault.write_text(path, text, expect_hash=digest, sync_dir=written is None)
-        if written is not None:
-            written.append(path)
-        self._record(new, path, stat, text)
-        return new
+        return new, (path, digest, new, text)
 
     def _record(self, note: Note, path: str, stat, text: str) -> None:
         """Index a note just written, and remember it for the next rewrite."""

@@ -154,3 +154,41 @@ def test_a_write_that_fails_half_way_leaves_the_old_file(vault, monkeypatch):
     assert note_files(vault) == before
     assert temp_files(vault) == []
     assert_consistent(vault, ids)
+
+
+def test_a_batch_write_that_fails_leaves_every_file_as_it_was(vault, tmp_path, monkeypatch):
+    """An import writes a batch's files together, made durable by one flush; when that
+    flush fails (here where `syncfs` is missing, so each file's fsync), none is renamed."""
+    ids = stocked(vault)
+    before = note_files(vault)
+    jsonl = tmp_path / "more.jsonl"
+    jsonl.write_text("".join(json.dumps({"content": f"The lighthouse keeper's note {i}"}) + "\n" for i in range(5)))
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("amem_cli.store._syncfs", lambda: None)
+    monkeypatch.setattr("amem_cli.store.os.fsync", full)
+    one_clear_line(amem(vault, "import", str(jsonl)), "space")
+    monkeypatch.undo()
+    assert note_files(vault) == before
+    assert temp_files(vault) == []
+    assert_consistent(vault, ids)
+
+
+def test_a_batch_write_is_durable_with_syncfs_or_without(vault, tmp_path, monkeypatch):
+    """The same import, once through `syncfs` and once through an fsync a file."""
+    ids = stocked(vault)
+    for n, syncfs in enumerate((None, "real")):
+        if syncfs is None:
+            monkeypatch.setattr("amem_cli.store._syncfs", lambda: None)
+        else:
+            monkeypatch.undo()
+        jsonl = tmp_path / f"more{n}.jsonl"
+        jsonl.write_text("".join(json.dumps({"content": f"Import {n}: the keeper's log, page {i}"}) + "\n" for i in range(5)))
+        res = amem(vault, "import", str(jsonl), "--json")
+        assert res.exit_code == 0, res.output
+        ids += json.loads(res.stdout)["ids"]
+    assert len(note_files(vault)) == len(ids) == len(NOTES) + 10
+    assert temp_files(vault) == []
+    assert_consistent(vault, ids)

@@ -292,8 +292,8 @@ def test_a_batch_is_linked_with_each_file_written_once(vault, monkeypatch):
     with AgentMemory(vault, embedder="fake", llm="none", link_threshold=0.0) as mem:
         hub = mem.add(POLICY, keywords=["Postgres migrations"])
         writes = []
-        write_text = mem._c.vault.write_text
-        monkeypatch.setattr(mem._c.vault, "write_text", lambda rel, *a, **k: writes.append(rel) or write_text(rel, *a, **k))
+        write_many = mem._c.vault.write_many
+        monkeypatch.setattr(mem._c.vault, "write_many", lambda items: writes.extend(i[0] for i in items) or write_many(items))
         batch = mem.add_many([{"content": f"{DEPLOY} Attempt {n}.", "keywords": ["Postgres migrations"]} for n in range(4)])
         paths = [mem._c.index.path_of(i) for i in [hub.id, *(n.id for n in batch)]]
         assert sorted(writes) == sorted(paths + paths[1:])  # new notes: stored, then linked; the hub once
