@@ -192,7 +192,9 @@ class OnnxEmbedder:
         model: str = DEFAULT_MODEL,
         *,
         cache_dir: str | Path | None = None,
-        batch_size: int = 32,
+        # 16 texts a run: sorted by length, smaller runs pad less. Measured on 2 cores,
+        # 1,536 note texts: 138 texts/s and 13.0 CPU-s per 1,000 at 16; 134 and 13.6 at 32.
+        batch_size: int = 16,
         fallback: Callable[[], Embedder] | None = None,
     ):
         self.model_name = model

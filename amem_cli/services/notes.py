@@ -24,7 +24,7 @@ NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", 
 # Half a file's limit: the rest is room for frontmatter, so amem never writes a note
 # file it would refuse to read back.
 MAX_CONTENT_BYTES = MAX_NOTE_BYTES // 2
-WRITTEN_CACHE = 2048  # notes remembered as written (an import batch and the notes it links)
+WRITTEN_CACHE = 8192  # notes remembered as written (import batches and the notes they link)
 
 
 class NoteService:
