@@ -76,7 +76,10 @@ def test_same_vectors_as_sentence_transformers(onnx_embedder, st_embedder):
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
 
 
-def test_batching_and_padding_do_not_change_vectors(onnx_embedder, cache_dir):
+@pytest.mark.parametrize("cores", [1, 3])
+def test_batching_and_padding_do_not_change_vectors(onnx_embedder, cache_dir, monkeypatch, cores):
+    """Runs of 3 texts, in turn or on 3 workers at once: each text keeps its own vector."""
+    monkeypatch.setattr("amem_cli.embed.onnx._cores", lambda: cores)
     small_batches = OnnxEmbedder(cache_dir=cache_dir, batch_size=3).embed(TEXTS)
     one_by_one = [onnx_embedder.embed([t])[0] for t in TEXTS]
     assert cosines(small_batches, one_by_one).min() >= 0.9999
