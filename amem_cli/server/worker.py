@@ -26,6 +26,7 @@ class Turn:
         self._waiting = 0
         self._count_lock = threading.Lock()
         self._resume: dict[int, Callable[[], None]] = {}  # per thread: put its state back
+        self._taken = 0  # how many times a thread has taken the turn (changed by the holder only)
 
     @contextmanager
     def held(self, resume: Callable[[], None] | None = None):
@@ -34,6 +35,7 @@ class Turn:
         with self._counting():
             self._lock.acquire()
         self._owner = threading.get_ident()
+        self._taken += 1
         if resume is not None:
             self._resume[self._owner] = resume
         try:
@@ -65,9 +67,13 @@ class Turn:
         and taken at once would usually go back to its holder.)"""
         if self._owner != threading.get_ident() or not self._waiting:
             return
+        taken = self._taken
         with self.paused():
             deadline = time.monotonic() + wait
-            while self._owner is None and time.monotonic() < deadline:
+            # Until another thread has taken the turn: one that takes it and gives it
+            # back between two looks would otherwise go unseen, and this wait last its
+            # whole second (an import waited so at every batch the queue worker looked in).
+            while self._taken == taken and time.monotonic() < deadline:
                 time.sleep(0.001)
 
     @contextmanager

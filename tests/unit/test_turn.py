@@ -49,3 +49,31 @@ def test_breathe_with_nobody_waiting_keeps_the_turn():
 
 def test_breathe_outside_a_turn_does_nothing():
     Turn().breathe()
+
+
+def test_breathe_sees_a_thread_that_takes_the_turn_and_gives_it_back_at_once():
+    """The queue worker looks in, finds nothing to do and leaves within microseconds: the
+    holder gets its turn back then, not at the end of the wait (an import lost a second
+    at each batch so)."""
+    turn = Turn()
+    stop = threading.Event()
+
+    def worker() -> None:
+        while not stop.is_set():
+            with turn.held():
+                pass
+            time.sleep(0.01)
+
+    t = threading.Thread(target=worker)
+    with turn.held():
+        t.start()
+        waits = []
+        for _ in range(5):
+            while not turn._waiting:
+                time.sleep(0.001)
+            started = time.monotonic()
+            turn.breathe(wait=30)
+            waits.append(time.monotonic() - started)
+    stop.set()
+    t.join(5)
+    assert max(waits) < 10, waits  # the bug waited the whole 30 s
