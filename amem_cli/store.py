@@ -215,7 +215,7 @@ def _check_unchanged(rel: str, path: Path, expect_hash: str) -> None:
 
 def _sync_files(paths: list[str]) -> None:
     """Make the files' data durable: one `syncfs` of their file system where Linux has
-    it, else an fsync each."""
+    it, else an fsync each. (`syncfs` reports a failed writeback since Linux 5.8.)"""
     syncfs = _syncfs()
     if syncfs is not None:
         fd = os.open(paths[0], os.O_RDONLY)
