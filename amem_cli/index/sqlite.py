@@ -476,7 +476,7 @@ def speaker_of(note: Note) -> str | None:
     given = note.metadata.get("speaker")
     if isinstance(given, str) and given.strip():
         return given.strip()
-    m = _SPEAKER.match(note.content)
+    m = _SPEAKER.match(note.content.lstrip())  # a hand-written file may open with a blank line
     return m.group(1) if m else None
 
 

@@ -380,6 +380,16 @@ def test_name_boost_from_speaker_metadata(memory):
     assert ids(memory.search("did caroline love painting", top_k=2, mode="keyword")) == [car.id, mel.id]
 
 
+def test_a_speaker_after_a_blank_line_is_found(memory):
+    """python-frontmatter, and many people, leave a blank line after the frontmatter."""
+    path = memory.path / "by-hand.md"
+    path.write_text("---\ncreated: 2023-05-08T10:00:00+00:00\n---\n\nCaroline: I love painting sunsets\n")
+    memory.sync()
+    rows = memory._c.index.db.execute("SELECT content, speaker FROM notes").fetchall()
+    assert rows == [("\nCaroline: I love painting sunsets", "Caroline")]  # the text as written; its speaker found
+    assert path.read_text().endswith("---\n\nCaroline: I love painting sunsets\n")
+
+
 def test_date_words_find_a_note_by_month_and_year(memory):
     add_filler(memory)
     target = memory.add("Went to the support group", created_at="2023-05-08T13:56")
