@@ -34,6 +34,7 @@ class Settings:
     link_k: int = 5  # nearest notes by embedding considered for links
     link_threshold: float = 0.5  # cosine similarity a link candidate needs
     max_links: int = 3  # links a new note makes at most
+    link_choice: str = "similarity"  # which candidates are linked: "similarity" (the nearest) or "model" (it picks)
     max_boxes: int = 2  # boxes a new note is filed in at most
     sync_interval: float = 0.0  # seconds between looks for files edited by others (0: every command)
     server: str = "auto"  # "auto": commands go through a warm background server, started on demand; "off"
@@ -155,6 +156,8 @@ def load_settings(environ: Mapping[str, str] | None = None, **flags: Any) -> Set
         raise UsageError(
             f"unknown embedder {settings.embedder!r}", hint="use 'onnx' (default), 'sentence-transformers' or 'fake'"
         )
+    if settings.link_choice not in ("similarity", "model"):
+        raise UsageError(f"unknown link_choice {settings.link_choice!r}", hint="use 'similarity' (default) or 'model'")
     if settings.server not in ("auto", "off"):
         raise UsageError(f"unknown server setting {settings.server!r}", hint="use 'auto' (default) or 'off'")
     return settings

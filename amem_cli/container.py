@@ -87,7 +87,9 @@ class Container:
         notes.pipeline = Pipeline(
             notes,
             lambda: self.llm,
-            PipelineSettings(link_k=s.link_k, link_threshold=s.link_threshold, max_links=s.max_links, max_boxes=s.max_boxes),
+            PipelineSettings(
+                link_k=s.link_k, link_threshold=s.link_threshold, max_links=s.max_links, link_choice=s.link_choice, max_boxes=s.max_boxes
+            ),
         )
         return notes
 

@@ -29,6 +29,11 @@ class PipelineSettings:
     link_k: int = 5  # nearest notes by embedding considered for links
     link_threshold: float = 0.5  # cosine similarity a candidate needs
     max_links: int = 3
+    # "similarity": the nearest candidates above the threshold are linked. "model": the
+    # model picks among them (the A-MEM paper's way). Built with the bundled 135M model,
+    # the nearest notes ranked evidence a little higher than its picks (LoCoMo MRR +0.01
+    # on both dev conversations) and the vault was built 9-21 % faster.
+    link_choice: str = "similarity"
     max_boxes: int = 2
 
 
@@ -202,7 +207,7 @@ class Pipeline:
             similar.pop(known, None)
         others = self.index.get_many(similar)
         candidates = [Candidate(i, n.content, n.context, n.keywords, similar[i]) for i, n in others.items()]
-        decision = choose_links(note.content, note.keywords, candidates, llm=self.llm,
+        decision = choose_links(note.content, note.keywords, candidates, llm=self.llm if s.link_choice == "model" else None,
                                 threshold=s.link_threshold, max_links=s.max_links)
         self.stats.count(decision)
         return decision.ids

@@ -63,7 +63,7 @@ def neighbourhood(vault):
     """A vault with one note that every new note links to and may evolve."""
     holder = {"raw": None}
     llm = ScriptedLLM(default=lambda messages, schema: holder["raw"])
-    with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=-1.0, link_k=1) as mem:
+    with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=-1.0, link_k=1, link_choice="model") as mem:
         mem.add_many([{"content": NEIGHBOUR, "keywords": ["Postgres"], "tags": ["ops"], "boxes": ["infra"],
                        "context": "Why migrations run at night.", "metadata": {"owner": "ops team"}}])
         yield mem, holder

@@ -88,7 +88,8 @@ def test_an_obedient_model_cannot_take_evolution_past_its_rules(neighbours):
     vault = neighbours
     llm = ScriptedLLM(default=_obey)
     changed_per_add, evolved = [], 0
-    with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=-1.0, link_k=10, max_links=MAX_LINKS) as mem:
+    with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=-1.0, link_k=10, max_links=MAX_LINKS,
+                     link_choice="model") as mem:
         for text in POISONED:
             before = _files(vault)
             note = mem.add(PAYLOAD + ". " + text)

@@ -48,8 +48,26 @@ def scripted(vault):
         evolve={"context": "The night-time migration policy, prompted by a deploy that failed on a table lock.", "tags": ["deploy", "postgres"]},
         boxes={"boxes": ["migrations"]},
     )
-    with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=0.0) as mem:
+    with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=0.0, link_choice="model") as mem:
         yield mem, llm
+
+
+def test_by_default_the_nearest_notes_are_linked_without_asking_the_model(vault):
+    llm = router(construct={"keywords": ["deploy"], "tags": ["ops"], "context": "A deploy story."},
+                 links={"links": [2]}, boxes={"boxes": ["ops"]})
+    with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=0.0, max_links=1) as mem:
+        far = mem.add("Lunch is at noon on Fridays in the big room.")
+        near = mem.add(POLICY)
+        new = mem.add(DEPLOY)
+        similar = dict(mem._c.indexer.nearest(mem._c.indexer.vectors_of([new.id])[new.id], 3))
+        assert similar[near.id] > similar[far.id]
+        assert new.links == [near.id]
+        assert not [c for c in llm.calls if set(c.schema["properties"]) == {"links"}]
+
+
+def test_an_unknown_link_choice_is_refused(vault):
+    with pytest.raises(UsageError, match="unknown link_choice 'llm'"):
+        AgentMemory(vault, embedder="fake", llm="none", link_choice="llm")
 
 
 def test_construction_fills_what_the_user_did_not_give(scripted):
