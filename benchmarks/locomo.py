@@ -216,8 +216,8 @@ def main() -> int:
 
 def compare(now: list[dict], path: Path, *, rounds: int = 10_000) -> None:
     """The hybrid's change from an earlier dump, paired over the questions both asked."""
-    before = {(q["sample_id"], q["question"]): q["amem hybrid"] for q in map(json.loads, path.read_text().splitlines())}
-    pairs = [(q["amem hybrid"], before[q["sample_id"], q["question"]]) for q in now if (q["sample_id"], q["question"]) in before]
+    before = _by_question(map(json.loads, path.read_text().splitlines()))
+    pairs = [(m, before[key]) for key, m in _by_question(now).items() if key in before]
     print(f"\namem hybrid against {path.name}, {len(pairs)} questions in both: change, bootstrap 95% interval, questions up/down")
     rng = random.Random(0)  # the same interval for the same runs
     for key in ("recall@10", "MRR"):
@@ -225,6 +225,18 @@ def compare(now: list[dict], path: Path, *, rounds: int = 10_000) -> None:
         means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(rounds))
         up, down = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
         print(f"{key:<10} {statistics.fmean(diffs):+.3f}  [{means[int(rounds * 0.025)]:+.3f}, {means[int(rounds * 0.975)]:+.3f}]  {up} up, {down} down")
+
+
+def _by_question(rows) -> dict[tuple, dict]:
+    """The hybrid's figures by (conversation, question, how many times asked before): a
+    question a conversation asks twice is paired with its own twin."""
+    seen: Counter = Counter()
+    out = {}
+    for q in rows:
+        key = (q["sample_id"], q["question"])
+        out[(*key, seen[key])] = q["amem hybrid"]
+        seen[key] += 1
+    return out
 
 
 if __name__ == "__main__":

@@ -37,3 +37,10 @@ def test_a_change_is_paired_by_question_and_counted(tmp_path, capsys):
     mean, low, high = (float(x.strip("[],")) for x in line.split()[1:4])
     assert mean == 0.4 and 0.0 <= low < 0.4 < high <= 1.0
     assert line.endswith("4 up, 0 down")
+
+
+def test_a_question_asked_twice_is_paired_with_its_twin(tmp_path, capsys):
+    before = [_question(1, 0.0, 0.0), _question(1, 1.0, 1.0)]
+    compare([_question(1, 0.0, 0.0), _question(1, 1.0, 1.0)], _dump(tmp_path / "before.jsonl", before), rounds=100)
+    out = capsys.readouterr().out
+    assert "2 questions in both" in out and "recall@10  +0.000  [+0.000, +0.000]  0 up, 0 down" in out
