@@ -98,6 +98,13 @@ class Note:
             parts.append("Tags: " + ", ".join(self.tags))
         return "\n".join(parts)
 
+    def embedding_source(self) -> str:
+        """What the note's vectors are made of (their hash tells when they are stale): the
+        embedded text and the fields a model wrote, which its second vector is made
+        without (`pipeline.construct.unaided`)."""
+        text = self.embedding_text()
+        return f"{text}\x00{','.join(self.generated)}" if self.generated else text
+
 
 @dataclass
 class SearchHit:

@@ -113,3 +113,15 @@ def m006_job_claims(db):
         ALTER TABLE jobs ADD COLUMN lease_until REAL;
         """
     )
+
+
+@migrations()
+def m007_own_words_vectors(db):
+    # A note a model wrote fields of gets a second vector, of the note without them
+    # (`Note.embedding_texts`): embed those notes again so they have it.
+    db.execute(
+        """
+        UPDATE notes SET embedded_hash = NULL
+        WHERE json_valid(metadata) AND json_array_length(metadata, '$.amem_generated') > 0
+        """
+    )

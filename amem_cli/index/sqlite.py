@@ -104,7 +104,7 @@ class SqliteIndex:
     # -- notes ------------------------------------------------------------
     def upsert_note(self, note: Note, path: str) -> None:
         """Index a note (replacing what was indexed under its id)."""
-        text = note.embedding_text()
+        text = note.embedding_source()
         row = {
             "id": note.id,
             "path": path,

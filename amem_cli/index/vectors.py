@@ -17,6 +17,20 @@ from ..errors import AmemError
 EF_SEARCH = 400
 
 
+# A note has one vector under its id, and a second one under id + OWN_WORDS when a model
+# wrote some of its fields (`Note.embedding_texts`). No note id holds a "#".
+OWN_WORDS = "#own"
+
+
+def vector_ids(note_id: str) -> list[str]:
+    """The ids a note's vectors may be stored under."""
+    return [note_id, note_id + OWN_WORDS]
+
+
+def note_of(vector_id: str) -> str:
+    return vector_id.removesuffix(OWN_WORDS)
+
+
 class VectorIndex(Protocol):
     def upsert(self, ids: list[str], vectors: list[list[float]]) -> None: ...
 

@@ -7,13 +7,14 @@ falls back to deterministic extraction, and the fallen-back fields are recorded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from amem_cli.embed.base import Embedder
 from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM
 from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, first_sentence, trim_words
+from amem_cli.models import Note
 from amem_cli.pipeline._common import StepStats, ask
 from amem_cli.pipeline._text import (
     content_words,
@@ -119,6 +120,34 @@ def construct(
             result.sources["context"] = "fallback"
             result.fallbacks.append("context")
     return result
+
+
+def unaided(note: Note, embedder: Embedder | None) -> Note:
+    """The note as it would be without a model: the fields a model wrote
+    (`note.generated`) made again by the deterministic method, the rest as they are."""
+    kept = {name: getattr(note, name) for name in FIELDS if name not in note.generated}
+    c = construct(note.content, **kept, embedder=embedder)
+    return replace(note, keywords=c.keywords, tags=c.tags, context=c.context)
+
+
+class BatchedEmbedder:
+    """An embedder with what keyword extraction will ask for (each text and its candidate
+    phrases) embedded in one batch up front: many small calls cost far more."""
+
+    def __init__(self, embedder: Embedder, contents: list[str]):
+        self.embedder = embedder
+        texts = list(dict.fromkeys(t for c in contents for t in [c, *candidate_phrases(c)]))
+        self._cache = dict(zip(texts, embedder.embed(texts))) if texts else {}
+
+    @property
+    def identity(self) -> str:
+        return self.embedder.identity
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            self._cache.update(zip(missing, self.embedder.embed(missing)))
+        return [self._cache[t] for t in texts]
 
 
 def _given_list(values: Sequence[str] | None) -> list[str]:

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..index.vectors import note_of
 from ..models import Note
 from ..store import content_hash
 from .indexer import Indexer
@@ -206,13 +207,15 @@ class Doctor:
         stored = set(vectors.ids())
         pending = set(index.pending_embeddings())
         deleting = set(index.pending_vector_deletes())
-        for note_id in index.ids():
+        ids = index.ids()
+        known = set(ids)
+        for note_id in ids:
             if note_id not in stored:
                 add(Problem("missing_vector", note_id, f"the note {note_id} has no vector"))
             elif note_id in pending:
                 add(Problem("stale_vector", note_id, f"the vector of {note_id} is of an older text"))
-        for vid in sorted(stored - set(index.ids())):
-            state = " (its delete is pending)" if vid in deleting else ""
+        for vid in sorted(v for v in stored if note_of(v) not in known):
+            state = " (its delete is pending)" if note_of(vid) in deleting else ""
             add(Problem("orphaned_vector", vid, f"the vector store holds {vid}, which is no note{state}"))
 
     def _check_links(self, disk: _Disk, add) -> None:
@@ -343,10 +346,10 @@ class Doctor:
         vectors = self.c.indexer.vectors()
         vectors.reload()
         stored, ids = set(vectors.ids()), set(index.ids())
-        missing, orphaned = sorted(ids - stored), sorted(stored - ids)
+        missing, orphaned = sorted(ids - stored), sorted(v for v in stored if note_of(v) not in ids)
         with index.transaction():
             index.forget_embedded(missing)
-            index.queue_vector_deletes(orphaned)
+            index.queue_vector_deletes(sorted({note_of(v) for v in orphaned}))
         embedded = self.c.indexer.flush_vectors()
         done = [f"embedded {_count(embedded, 'note')}"] if embedded else []
         return done + ([f"removed {_count(len(orphaned), 'vector')} of no note"] if orphaned else [])

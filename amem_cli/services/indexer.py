@@ -14,9 +14,10 @@ from ..embed.base import Embedder
 from ..errors import IndexMismatchError, NoteFormatError
 from ..ids import id_from_stem
 from ..index.sqlite import SqliteIndex
-from ..index.vectors import VectorIndex
+from ..index.vectors import VectorIndex, note_of, vector_ids
 from ..markdown import parse_note
 from ..models import Note, Status, SyncReport
+from ..pipeline.construct import BatchedEmbedder, unaided
 from ..store import MAX_NOTE_BYTES, FileStat, Vault, content_hash
 from ..sync import plan_changes
 
@@ -205,6 +206,21 @@ class Indexer:
                 out[k] = vector
         return out
 
+    def _texts(self, notes: list[Note]) -> dict[str, str]:
+        """{vector id: text} for these notes: each note's whole text and, when a model
+        wrote some of its fields, the note as it would be without the model too. A
+        model's fields only add a way to find a note: a small model's vague context or
+        broad tags must not move the note's only vector away from what it says."""
+        out: dict[str, str] = {}
+        aided = [n for n in notes if n.generated]
+        embedder = BatchedEmbedder(self._embedder(), [n.content for n in aided if "keywords" in n.generated])
+        unaided_texts = {n.id: unaided(n, embedder).embedding_text() for n in aided}
+        for note in notes:
+            whole = out[note.id] = note.embedding_text()
+            if unaided_texts.get(note.id, whole) != whole:
+                out[vector_ids(note.id)[1]] = unaided_texts[note.id]
+        return out
+
     def vectors(self) -> VectorIndex:
         """The vector store, after checking it holds vectors of this embedder."""
         embedder = self._embedder()
@@ -241,12 +257,20 @@ class Indexer:
         return self.nearest_many([vector], k)[0]
 
     def nearest_many(self, vectors: list[list[float]], k: int) -> list[list[tuple[str, float]]]:
-        """For each vector, the k nearest notes by cosine similarity, read under the writer
-        lock (a concurrent write to Chroma's local store would fail the read with 'locked')."""
+        """For each vector, the k nearest notes by cosine similarity (of the nearer of a
+        note's two vectors), read under the writer lock (a concurrent write to Chroma's
+        local store would fail the read with 'locked')."""
         if not vectors:
             return []
         with self.vault.lock():
-            return self.vectors().query(vectors, k)
+            rows = self.vectors().query(vectors, 2 * k)  # k notes, even if each has both vectors
+        out = []
+        for row in rows:
+            best: dict[str, float] = {}
+            for vector_id, similarity in row:  # best first
+                best.setdefault(note_of(vector_id), similarity)
+            out.append(list(best.items())[:k])
+        return out
 
     def flush_vectors(self, progress: Progress | None = None) -> int:
         """Embed notes whose text changed, drop vectors of deleted notes. Returns how many were embedded."""
@@ -259,7 +283,7 @@ class Indexer:
             # is embedded afresh below, and a late delete would drop that vector.
             deletes = self.index.pending_vector_deletes()
             if deletes:
-                vectors.delete(deletes)
+                vectors.delete([v for i in deletes for v in vector_ids(i)])
                 self._wrote_vectors()
                 with self.index.transaction():
                     self.index.clear_vector_deletes(deletes)
@@ -268,7 +292,10 @@ class Indexer:
                 batch = pending[start : start + EMBED_BATCH]
                 notes = self.index.get_many(batch)
                 ids = [i for i in batch if i in notes]
-                vectors.upsert(ids, self._embed([notes[i].embedding_text() for i in ids]))
+                texts = self._texts([notes[i] for i in ids])
+                vectors.upsert(list(texts), self._embed(list(texts.values())))
+                # A note whose fields a person has taken over keeps one vector.
+                vectors.delete([second for i in ids if (second := vector_ids(i)[1]) not in texts])
                 self._wrote_vectors()
                 with self.index.transaction():
                     self.index.mark_embedded(ids)

@@ -13,7 +13,7 @@ from ..llm.base import LLM
 from ..llm.fake import NoLLM
 from ..models import Note
 from ..pipeline import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
-from ..pipeline.construct import candidate_phrases, cosine
+from ..pipeline.construct import BatchedEmbedder, cosine
 from .jobs import QUEUED, JobQueue
 
 # A file modified this long after amem last wrote it (its `updated`) was edited by hand.
@@ -78,7 +78,8 @@ class Pipeline:
         `metadata.amem_generated`. `boxes`: the boxes to choose from ({box:
         notes}; the index's by default), updated with those chosen here."""
         # Keyword extraction's embeddings, batched up front when it will surely run.
-        embedder = _Batched(self.indexer.embedder(), notes if isinstance(self.llm, NoLLM) else [])
+        contents = [n.content for n in notes if not n.keywords] if isinstance(self.llm, NoLLM) else []
+        embedder = BatchedEmbedder(self.indexer.embedder(), contents)
         if boxes is None:
             boxes = dict(self.index.boxes())
         for note in notes:
@@ -264,25 +265,4 @@ class Pipeline:
 
 def _merged(old: list[str], new: list[str]) -> list[str]:
     return list(dict.fromkeys([*old, *new]))
-
-
-class _Batched:
-    """The embedder, with the texts keyword extraction will ask for (each note and its
-    candidate phrases) embedded in one batch up front: many small calls cost far more."""
-
-    def __init__(self, embedder, notes: list[Note]):
-        self.embedder = embedder
-        texts = [t for n in notes if not n.keywords for t in [n.content, *candidate_phrases(n.content)]]
-        texts = list(dict.fromkeys(texts))
-        self._cache = dict(zip(texts, embedder.embed(texts))) if texts else {}
-
-    @property
-    def identity(self) -> str:
-        return self.embedder.identity
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if missing:
-            self._cache.update(zip(missing, self.embedder.embed(missing)))
-        return [self._cache[t] for t in texts]
 

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from amem_cli.index.vectors import OWN_WORDS
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.models import Note
 
@@ -106,6 +107,18 @@ def test_vectors_missing_stale_and_orphaned(three):
     fixed = fixed_and_consistent(three, "missing_vector", "orphaned_vector", "stale_vector")
     assert sorted(c.vectors.ids()) == ["a", "b", "c"]
     assert "removed 1 vector of no note" in fixed
+
+
+def test_a_second_vector_belongs_to_its_note_and_an_orphaned_one_goes(three):
+    c = three._c
+    write(three, Note("d", "Delta about dates", context="A fruit.", metadata={"amem_generated": ["context"]}))
+    settle(three)
+    assert sorted(c.vectors.ids()) == ["a", "b", "c", "d", "d" + OWN_WORDS]
+    assert three.doctor().ok
+    c.vectors.upsert(["ghost" + OWN_WORDS], c.embedder.embed(["ghost"]))
+    c.indexer._wrote_vectors()
+    fixed_and_consistent(three, "orphaned_vector")
+    assert sorted(c.vectors.ids()) == ["a", "b", "c", "d", "d" + OWN_WORDS]
 
 
 def test_full_text_row_missing(three):
