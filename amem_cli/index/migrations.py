@@ -118,7 +118,7 @@ def m006_job_claims(db):
 @migrations()
 def m007_own_words_vectors(db):
     # A note a model wrote fields of gets a second vector, of the note without them
-    # (`Note.embedding_texts`): embed those notes again so they have it.
+    # (`Indexer._texts`): embed those notes again so they have it.
     db.execute(
         """
         UPDATE notes SET embedded_hash = NULL

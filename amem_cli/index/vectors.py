@@ -18,7 +18,7 @@ EF_SEARCH = 400
 
 
 # A note has one vector under its id, and a second one under id + OWN_WORDS when a model
-# wrote some of its fields (`Note.embedding_texts`). No note id holds a "#".
+# wrote some of its fields (`Indexer._texts`). No note id holds a "#".
 OWN_WORDS = "#own"
 
 
