@@ -61,7 +61,7 @@ def secrets() -> list[tuple[str, str, str]]:
         v = _s(14) + "!3"
         out.append(("password", v, f'password="{v}"'))
         v = _s(32, string.hexdigits.lower())
-        out.append(("password", v, f"api_key: {v}"))
+        out.append(("secret", v, f"api_key: {v}"))
     for kind in ("RSA ", "EC ", "OPENSSH ", ""):
         v = _pem(kind)
         out.append(("private_key", v, f"here is the key:\n{v}\nkeep it safe"))
