@@ -116,6 +116,7 @@ _PLACEHOLDER = re.compile(
       | none | null | nil | true | false | undefined | empty | required | optional | str | string | bytes
       | secret | password | passwd | pass | token | changeme | change_me | changeit | placeholder
       | redacted | dummy | test | todo | tbd | hidden | removed | \w*_here
+      | ![\w/:.-]+                                                  # a YAML tag: !vault
     )$
     | example | replace[_ -]?me | your[_ -]?(?:own[_ -])?(?:api[_ -]?)?(?:key|token|secret|password)
     """
@@ -162,6 +163,7 @@ _NL = r"(?:\r?\n|\\r?\\n)"  # a line break, or one escaped in a JSON or YAML str
 _KEY_BEGIN = re.compile(r"-{4,5} ?BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}")
 _KEY_END = re.compile(r"-{4,5} ?END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}")
 _ANY_BEGIN = re.compile(r"-{4,5} ?BEGIN ")
+_KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/]{16,}")
 # The lines of a block cut off before its END line: base64 lines and headers
 # (Proc-Type: 4,ENCRYPTED, DEK-Info:, Version:), a blank line between them; or, in a
 # block pasted on one line, base64 runs of 16 or more.
@@ -179,7 +181,9 @@ def _private_keys(text: str, lowered: str):
         for m in _KEY_BEGIN.finditer(text):
             following = _ANY_BEGIN.search(text, m.end())
             end = _KEY_END.search(text, m.end(), following.start() if following else len(text))
-            yield m.start(), end.end() if end else _KEY_REST.match(text, m.end()).end(), "private_key"
+            end = end.end() if end else _KEY_REST.match(text, m.end()).end()
+            if _KEY_MATERIAL.search(text, m.end(), end):  # not "a file that starts with -----BEGIN ..."
+                yield m.start(), end, "private_key"
     if "putty-user-key-file" in lowered:
         for m in _PUTTY.finditer(text):
             yield m.start(), m.end(), "private_key"
@@ -194,15 +198,21 @@ NEAR = 300  # characters around a candidate where its key id (or "aws") must be
 def _aws_secrets(text: str, lowered: str):
     """40 characters of base64 (AWS's secret access key) within NEAR characters of a key
     id, a redacted key id or the word AWS: how keys are pasted (a CSV row, the two lines of
-    ~/.aws/credentials, "AKIA... / wJalr..."). Mixed case, so git SHAs and hex pass."""
+    ~/.aws/credentials, "AKIA... / wJalr..."). Random base64, so git SHAs, hex and paths pass."""
     if not _AWS_NEAR.search(text):
         return
     for m in _AWS_SECRET.finditer(text):
         value = m.group()
-        if not (any(c.isupper() for c in value) and any(c.islower() for c in value)) or "EXAMPLE" in value:
+        if not _random_base64(value) or "EXAMPLE" in value:
             continue
         if _AWS_NEAR.search(text, max(0, m.start() - NEAR), m.end() + NEAR):
             yield m.start(), m.end(), "aws_secret"
+
+
+def _random_base64(value: str) -> bool:
+    """Upper and lower case and digits, not a path of words (data/2024/Reports/Summary)."""
+    return (any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+            and any(_looks_random(part) for part in value.split("/")))
 
 
 # -- URLs with a password ----------------------------------------------------------------

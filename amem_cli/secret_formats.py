@@ -131,8 +131,8 @@ FORMATS: list[Format] = [
     _f("slack_webhook", r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{20,}",
        "hooks.slack.com"),
     # detect-secrets discord (discord.com/developers/docs/reference#authentication): the
-    # bot's id in base64, a time stamp, an HMAC; and webhook URLs.
-    _f("discord_token", r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}" + _EH),
+    # bot's id in base64 (so it holds digits), a time stamp, an HMAC; and webhook URLs.
+    _f("discord_token", r"[MNO](?=[A-Za-z_-]*\d)[A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}" + _EH),
     _f("discord_webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{60,}", "discord"),
     # gitleaks microsoft-teams-webhook (the whole URL).
     _f("teams_webhook", r"https://[a-z0-9-]+\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{40,}", "webhook.office.com"),
