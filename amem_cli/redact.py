@@ -7,8 +7,9 @@
 - context, here: a value that is a secret because of what stands around it. A keyword
   and a value (`password=...`, `"SecretAccessKey": "..."`, `DB_PASSWORD: ...`, env
   lines, `--token X`, "my password is ..."); `mysql -p...` and other command lines;
-  `Authorization: Basic|Bearer ...`; a URL's password; an AWS secret key near its key
-  id; private key blocks (PEM, PGP, PuTTY), encrypted or cut off.
+  `Authorization: Basic|Bearer ...`; a URL's password; signed URLs' signatures; a
+  secret whose form alone is too plain beside its key id or provider (AWS, Twilio, Azure
+  storage, Alibaba); private key blocks (PEM, PGP, PuTTY), encrypted or cut off.
 
 A value in a keyword's context must look like a secret (`_looks_random`), not like words,
 a number, a path, a variable or a placeholder: "Password: forgotten again" and "The
@@ -26,6 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .secret_formats import FORMATS
@@ -111,7 +113,7 @@ def _merged(found: Iterator[_Found]) -> list[_Found]:
 # -- what a secret value looks like -----------------------------------------------------
 _PLACEHOLDER = re.compile(
     r"""(?ix) ^(?:
-        \$\{?[\w.:-]*\}? | \$\(.*\) | %[\w.]+% | \$?\{\{.*\}\} | <[^<>]*> | \[REDACTED.*   # variables, templates
+        \$\{.* | \$(?-i:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*) | \$\(.* | %[\w.]+% | \$?\{\{.* | <[^<>]*>? | \[REDACTED.*   # variables, templates
       | \*+ | x{4,} | \.{3,} | …
       | none | null | nil | true | false | undefined | empty | required | optional | str | string | bytes
       | secret | password | passwd | pass | token | changeme | change_me | changeit | placeholder
@@ -122,9 +124,13 @@ _PLACEHOLDER = re.compile(
     """
 )
 # A value in code that names where the secret is: a call or an index (os.environ['X'],
-# get_token()), a path, a URL; or a dotted name (self.password, settings.SECRET_KEY).
-_CODE = re.compile(r"^(?:[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[(\[]|~?/|\.\.?/|[A-Za-z]:\\|[A-Za-z][A-Za-z0-9+.-]*://)")
+# get_token()), a URL; a dotted name (self.password, settings.SECRET_KEY); a path
+# (/run/secrets/db, ~/.ssh/id_ed25519; not base64 that starts with a /: it holds + or =
+# or a long random part).
+_CODE = re.compile(r"^(?:[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[(\[]|[A-Za-z][A-Za-z0-9+.-]*://)")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+;?")
+_PATH = re.compile(r"(?:~|\.\.?)?/[\w.@%~/-]*|[A-Za-z]:\\[\w.@%~\\ -]*")
+_PATH_SEPARATORS = re.compile(r"[/\\]")
 _SEPARATORS = "-_. /"
 _WORD_SEPARATORS = re.compile(r"[-_. /]+")
 
@@ -132,6 +138,8 @@ _WORD_SEPARATORS = re.compile(r"[-_. /]+")
 def _not_a_value(value: str) -> bool:
     if _PLACEHOLDER.search(value) or _CODE.match(value):
         return True
+    if _PATH.fullmatch(value):
+        return all(len(part) <= 16 or not _looks_random(part) for part in _PATH_SEPARATORS.split(value))
     return bool(_DOTTED.fullmatch(value)) and not any(_looks_random(p) for p in value.rstrip(";").split("."))
 
 
@@ -189,24 +197,58 @@ def _private_keys(text: str, lowered: str):
             yield m.start(), m.end(), "private_key"
 
 
-# -- an AWS secret access key near its key id -------------------------------------------
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
-_AWS_NEAR = re.compile(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}|\[REDACTED:aws_key\]|(?i:aws|amazon)")
-NEAR = 300  # characters around a candidate where its key id (or "aws") must be
+# -- a secret beside its key id ---------------------------------------------------------
+@dataclass(frozen=True)
+class _Pair:
+    kind: str
+    secret: re.Pattern  # the secret's own form, which alone is too plain to be sure of
+    words: tuple[str, ...]  # lower-case pieces of `near`: a text without any is not searched
+    near: re.Pattern  # in the text in lower case, what must stand within `within` characters of it
+    accept: Callable[[str], bool]
+    within: int | None = 300  # None: anywhere in the text
+    unless: re.Pattern | None = None  # what, on the candidate's line, says it is something else
 
 
-def _aws_secrets(text: str, lowered: str):
-    """40 characters of base64 (AWS's secret access key) within NEAR characters of a key
-    id, a redacted key id or the word AWS: how keys are pasted (a CSV row, the two lines of
-    ~/.aws/credentials, "AKIA... / wJalr..."). Random base64, so git SHAs, hex and paths pass."""
-    if not _AWS_NEAR.search(text):
+_PAIRS = [
+    # An AWS secret access key (40 characters of base64) near its key id, a redacted key id
+    # or the word AWS: a CSV row, the two lines of ~/.aws/credentials, "AKIA... / wJalr...".
+    _Pair("aws_secret", re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+          ("a3t", "akia", "asia", "abia", "acca", "aws", "amazon"),
+          re.compile(r"(?:a3t[a-z0-9]|akia|asia|abia|acca)[a-z0-9]{16}|\[redacted:aws_key\]|aws|amazon"),
+          lambda v: _random_base64(v) and "EXAMPLE" not in v),
+    # A Twilio API key's secret (32 letters and digits) near its SID (SK...), an auth
+    # token (32 hex) near the account SID (AC...): Twilio's "API keys overview".
+    _Pair("twilio_key", re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{32}(?![A-Za-z0-9])"), ("ac", "sk", "redacted:twilio"),
+          re.compile(r"(?:ac|sk)[0-9a-f]{32}|\[redacted:twilio_key\]"), lambda v: _looks_random(v)),
+    # An Azure storage account key (512 bits: 88 characters of base64) in a note that names
+    # Azure, `az storage` or AccountKey (detect-secrets azure_storage_key looks 2 lines
+    # around; the form is plain enough for the whole note), unless its line calls it a
+    # hash: a SHA-512 digest in base64 has the same form (npm's "integrity": "sha512-...").
+    _Pair("azure_secret", re.compile(r"(?<![A-Za-z0-9/+=-])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9/+=])"),
+          ("azure", "az storage", "storage account", "accountkey"), re.compile(r"azure|az storage|storage account|accountkey"),
+          lambda v: True, within=None, unless=re.compile(r"sha-?512|integrity|digest|checksum|hash")),
+    # An Alibaba Cloud AccessKey secret (30 letters and digits) near its id (LTAI...).
+    _Pair("alibaba_key", re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{30}(?![A-Za-z0-9])"), ("ltai", "redacted:alibaba"),
+          re.compile(r"ltai[a-z0-9]{20}|\[redacted:alibaba_key\]"), lambda v: _looks_random(v)),
+]
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/]{30}")  # the shortest secret of _PAIRS
+
+
+def _beside_their_ids(text: str, lowered: str):
+    """Secrets whose form alone is too plain (40 or 32 characters of base64 or hex), when
+    their id or their provider stands near."""
+    pairs = [p for p in _PAIRS if any(map(lowered.__contains__, p.words)) and p.near.search(lowered)]
+    if not pairs or not _LONG_RUN.search(text):
         return
-    for m in _AWS_SECRET.finditer(text):
-        value = m.group()
-        if not _random_base64(value) or "EXAMPLE" in value:
-            continue
-        if _AWS_NEAR.search(text, max(0, m.start() - NEAR), m.end() + NEAR):
-            yield m.start(), m.end(), "aws_secret"
+    for pair in pairs:
+        for m in pair.secret.finditer(text):
+            if not pair.accept(m.group()):
+                continue
+            if pair.within is not None and not pair.near.search(lowered, max(0, m.start() - pair.within), m.end() + pair.within):
+                continue
+            if pair.unless and pair.unless.search(lowered, lowered.rfind("\n", 0, m.start()) + 1, m.start()):
+                continue
+            yield m.start(), m.end(), pair.kind
 
 
 def _random_base64(value: str) -> bool:
@@ -293,27 +335,29 @@ _KEY_QUALIFIERS = (
 )
 # A last word that names the value's form, not what it is (secret_key_base, token_value).
 _FORM_WORDS = {"value", "base", "b64", "base64", "hex", "pem", "raw", "str", "string", "data"}
-# Where a keyword stands (in the text in ASCII lower case): the key around it is read then.
-_KEYWORD = re.compile(
-    r"pass|pw|secret|token|credential|auth|key|kennwort|contrase|senha|parola|wachtwoord|has[lł]o|"
-    r"[пП]ароль|ПАРОЛЬ|密码|パスワード"
+# Where these stand (in the text in ASCII lower case), the key around them is read.
+_KEYWORDS = (
+    "pass", "pw", "secret", "token", "credential", "auth", "key", "kennwort", "contrase", "senha", "parola",
+    "wachtwoord", "hasło", "haslo", "пароль", "Пароль", "ПАРОЛЬ", "密码", "パスワード",
 )
 _KEY_HEAD = re.compile(r"[\w$@.-]*$")  # the key's start, read back from its keyword
 _KEY_TAIL = re.compile(r"[\w.-]*")
 _WORD_BEFORE = re.compile(r"([A-Za-z]{2,20}) $")  # "API key", "client secret"
 _ASSIGNED = re.compile(
     r"(?P<close>[\"'`\]*_]{0,3})"  # "password": / ['token'] = / **Password:**
-    r"(?:[ \t]+(?i:for|of|on|to)[ \t]+[\w.@-]+(?:[ \t]+[\w.@-]+){0,3}?)?"  # "password for the prod db is"
-    r"(?:[ \t]*(?P<op>:=|=>|!==?|={1,3}|:(?![:/]))|[ \t]+(?P<verb>(?i:is|was))[ \t]+|(?P<space>[ \t]+))"
+    r"(?:(?:[ \t]+(?i:for|of|on|to|at|in|from|with)[ \t]+[\w.@-]+(?:[ \t]+[\w.@-]+){0,3}?)?"  # "password for the prod db is"
+    r"(?:[ \t]*(?P<op>:=|=>|!==?|={1,3}|:(?![:/]))|[ \t]+(?P<verb>(?i:is|was))[ \t]+)|(?P<space>[ \t]+))"
     r"[ \t*_`]*"  # emphasis and `code` marks around a value in Markdown
     r"(?:(?:[rbuf@]{1,2})?(?P<q>[\"'])(?P<qv>(?:\\.|(?!(?P=q))[^\n\\])*)(?P=q)|(?P<uv>[^\s\"'`]+))"
 )
 # Where an unquoted value ends: before a connection or query string's next key
 # ("...;Database=x", "...&user=x"), a separator followed by a space, trailing punctuation.
 _NEXT_KEY = re.compile(r"[;&,](?=[\w. ]*=)|[;,](?=\s|$)")
-_TRAILING = ".,;:!?)]}>*_"
+_TRAILING = ".,;:)]}>*_"
+_INNER_ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=(?!=*$)")
 
 
+@lru_cache(maxsize=4096)  # the same keys come back: author, keyboard, DB_PASSWORD
 def _key_kind(key: str) -> str | None:
     """"password" or "secret" when the key's last word names one, else None: DB_PASSWORD,
     PGPASSWORD, SecretAccessKey, x-api-key, client secret; not max_tokens, token_count,
@@ -341,13 +385,24 @@ def _words(key: str) -> list[str]:
     return [w.lower() for w in _NOT_A_LETTER.split(_CAMEL.sub(" ", key)) if w]
 
 
+def _keyword_hits(lowered: str) -> list[tuple[int, int]]:
+    """(start, end) of each keyword in the text, in order (str.find: far faster than a regex)."""
+    hits = []
+    for word in _KEYWORDS:
+        i = lowered.find(word)
+        while i != -1:
+            hits.append((i, i + len(word)))
+            i = lowered.find(word, i + 1)
+    return sorted(hits)
+
+
 def _assignments(text: str, lowered: str):
     done = 0  # the text before this is read
-    for hit in _KEYWORD.finditer(lowered):
-        if hit.start() < done:
+    for hit_start, hit_end in _keyword_hits(lowered):
+        if hit_start < done:
             continue
-        start = _KEY_HEAD.search(text, max(0, hit.start() - 60), hit.start()).start()
-        end = _KEY_TAIL.match(text, hit.end()).end()
+        start = _KEY_HEAD.search(text, max(0, hit_start - 60), hit_start).start()
+        end = _KEY_TAIL.match(text, hit_end).end()
         done = end
         kind = _key_kind(text[start:end])
         if kind is None and (before := _WORD_BEFORE.search(text, max(0, start - 21), start)):
@@ -365,11 +420,12 @@ def _assigned_secret(m: re.Match, kind: str) -> tuple[int, int, str] | None:
     if quoted:
         value, start = m.group("qv"), m.start("qv")
     else:
-        raw = m.group("uv")
-        value = _NEXT_KEY.split(raw, 1)[0].rstrip(_TRAILING)
-        start = m.start("uv")
-    if len(value) < 4 or _not_a_value(value):
-        return None
+        raw = _NEXT_KEY.split(m.group("uv"), 1)[0]
+        if _INNER_ASSIGNMENT.match(raw):
+            return None  # "secret: `password=...`": the inner assignment is judged by itself
+        value, start = raw.rstrip(_TRAILING), m.start("uv")
+    if len(value) < 4 or _not_a_value(value) or _KEY_BEGIN.search(value):
+        return None  # a key block is for `_private_keys` to judge (a template of one holds no key)
     if m.group("space") is not None:  # "password Tr0ub4dor&3", as .netrc writes it
         ok = kind == "password" and len(value) >= 8 and _looks_random(value)
     elif m.group("verb"):  # "my password is ..."
@@ -386,7 +442,7 @@ def _assigned_secret(m: re.Match, kind: str) -> tuple[int, int, str] | None:
 
 
 # -- command lines -------------------------------------------------------------------
-_WORD = r"(?:\"[^\"\n]*\"|'[^'\n]*'|(?!-)[^\s\"'][^\s]*)"  # a shell word
+_WORD = r"(?:\"[^\"\n]*\"|'[^'\n]*'|(?!-)[^\s\"'`][^\s`]*)"  # a shell word
 _COMMANDS = [  # (the words one of which the text must hold, the pattern)
     # mysql -pSECRET: the password right after -p (with a space between, -p asks for it).
     (("mysql", "mariadb"), re.compile(r"\b(?:mysql\w*|mariadb[\w-]*)\b[^\n|;&]*?[ \t]-p(?P<s>" + _WORD + ")")),
@@ -396,7 +452,7 @@ _COMMANDS = [  # (the words one of which the text must hold, the pattern)
     # curl -u user:password (the password after the first colon).
     (("curl", "wget"), re.compile(r"\b(?:curl|wget)\b[^\n|;&]*?[ \t](?:-u|--user)(?:[ \t]+|=)[\"']?[^\s:\"']*:(?P<s>[^\s\"']+)")),
 ]
-_LONG_FLAG = re.compile(r"(?<!\S)--(?P<flag>[A-Za-z][\w-]*)[ \t]+(?P<s>" + _WORD + ")")  # --token X
+_LONG_FLAG = re.compile(r"--(?P<flag>[A-Za-z][\w-]*)[ \t]+(?P<s>" + _WORD + ")")  # --token X
 
 
 def _command_lines(text: str, lowered: str):
@@ -407,8 +463,10 @@ def _command_lines(text: str, lowered: str):
             start, end = _unquoted(m, "s")
             if not _not_a_value(text[start:end]):
                 yield start, end, "password"
-    if "--" in text:
+    if "--" in text and any(map(lowered.__contains__, _KEYWORDS)):
         for m in _LONG_FLAG.finditer(text):
+            if m.start() > 0 and not text[m.start() - 1].isspace():
+                continue
             kind = _key_kind(m.group("flag"))
             start, end = _unquoted(m, "s")
             value = text[start:end]
@@ -425,5 +483,5 @@ def _unquoted(m: re.Match, group: str) -> tuple[int, int]:
 
 # Most specific first: a key block's lines are not also read as passwords.
 _CONTEXT: list[Callable[[str, str], Iterator[tuple[int, int, str]]]] = [
-    _private_keys, _aws_secrets, _url_passwords, _auth_headers, _url_signatures, _command_lines, _assignments,
+    _private_keys, _beside_their_ids, _url_passwords, _auth_headers, _url_signatures, _command_lines, _assignments,
 ]
