@@ -202,8 +202,8 @@ def _private_keys(text: str, lowered: str):
 class _Pair:
     kind: str
     secret: re.Pattern  # the secret's own form, which alone is too plain to be sure of
-    words: tuple[str, ...]  # lower-case pieces of `near`: a text without any is not searched
-    near: re.Pattern  # in the text in lower case, what must stand within `within` characters of it
+    words: tuple[str, ...]  # lower-case pieces of `near`, one of which the text must hold (none: no such test)
+    near: re.Pattern  # what must stand within `within` characters of it
     accept: Callable[[str], bool]
     within: int | None = 300  # None: anywhere in the text
     unless: re.Pattern | None = None  # what, on the candidate's line, says it is something else
@@ -214,22 +214,22 @@ _PAIRS = [
     # or the word AWS: a CSV row, the two lines of ~/.aws/credentials, "AKIA... / wJalr...".
     _Pair("aws_secret", re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
           ("a3t", "akia", "asia", "abia", "acca", "aws", "amazon"),
-          re.compile(r"(?:a3t[a-z0-9]|akia|asia|abia|acca)[a-z0-9]{16}|\[redacted:aws_key\]|aws|amazon"),
+          re.compile(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}|\[REDACTED:aws_key\]|(?i:aws|amazon)"),
           lambda v: _random_base64(v) and "EXAMPLE" not in v),
     # A Twilio API key's secret (32 letters and digits) near its SID (SK...), an auth
     # token (32 hex) near the account SID (AC...): Twilio's "API keys overview".
-    _Pair("twilio_key", re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{32}(?![A-Za-z0-9])"), ("ac", "sk", "redacted:twilio"),
-          re.compile(r"(?:ac|sk)[0-9a-f]{32}|\[redacted:twilio_key\]"), lambda v: _looks_random(v)),
+    _Pair("twilio_key", re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{32}(?![A-Za-z0-9])"), (),
+          re.compile(r"(?:AC|SK)[0-9a-fA-F]{32}|\[REDACTED:twilio_key\]"), lambda v: _looks_random(v)),
     # An Azure storage account key (512 bits: 88 characters of base64) in a note that names
     # Azure, `az storage` or AccountKey (detect-secrets azure_storage_key looks 2 lines
     # around; the form is plain enough for the whole note), unless its line calls it a
     # hash: a SHA-512 digest in base64 has the same form (npm's "integrity": "sha512-...").
     _Pair("azure_secret", re.compile(r"(?<![A-Za-z0-9/+=-])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9/+=])"),
-          ("azure", "az storage", "storage account", "accountkey"), re.compile(r"azure|az storage|storage account|accountkey"),
-          lambda v: True, within=None, unless=re.compile(r"sha-?512|integrity|digest|checksum|hash")),
+          ("azure", "az storage", "storage account", "accountkey"), re.compile(r"(?i:azure|az storage|storage account|accountkey)"),
+          lambda v: True, within=None, unless=re.compile(r"(?i:sha-?512|integrity|digest|checksum|hash)")),
     # An Alibaba Cloud AccessKey secret (30 letters and digits) near its id (LTAI...).
     _Pair("alibaba_key", re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{30}(?![A-Za-z0-9])"), ("ltai", "redacted:alibaba"),
-          re.compile(r"ltai[a-z0-9]{20}|\[redacted:alibaba_key\]"), lambda v: _looks_random(v)),
+          re.compile(r"LTAI[A-Za-z0-9]{20}|\[REDACTED:alibaba_key\]"), lambda v: _looks_random(v)),
 ]
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/]{30}")  # the shortest secret of _PAIRS
 
@@ -237,16 +237,16 @@ _LONG_RUN = re.compile(r"[A-Za-z0-9+/]{30}")  # the shortest secret of _PAIRS
 def _beside_their_ids(text: str, lowered: str):
     """Secrets whose form alone is too plain (40 or 32 characters of base64 or hex), when
     their id or their provider stands near."""
-    pairs = [p for p in _PAIRS if any(map(lowered.__contains__, p.words)) and p.near.search(lowered)]
+    pairs = [p for p in _PAIRS if (not p.words or any(map(lowered.__contains__, p.words))) and p.near.search(text)]
     if not pairs or not _LONG_RUN.search(text):
         return
     for pair in pairs:
         for m in pair.secret.finditer(text):
             if not pair.accept(m.group()):
                 continue
-            if pair.within is not None and not pair.near.search(lowered, max(0, m.start() - pair.within), m.end() + pair.within):
+            if pair.within is not None and not pair.near.search(text, max(0, m.start() - pair.within), m.end() + pair.within):
                 continue
-            if pair.unless and pair.unless.search(lowered, lowered.rfind("\n", 0, m.start()) + 1, m.start()):
+            if pair.unless and pair.unless.search(text, text.rfind("\n", 0, m.start()) + 1, m.start()):
                 continue
             yield m.start(), m.end(), pair.kind
 
@@ -389,7 +389,7 @@ def _keyword_hits(lowered: str) -> list[tuple[int, int]]:
     """(start, end) of each keyword in the text, in order (str.find: far faster than a regex)."""
     hits = []
     for word in _KEYWORDS:
-        i = lowered.find(word)
+        i = lowered.find(word)  # -1 at once for most words of most notes
         while i != -1:
             hits.append((i, i + len(word)))
             i = lowered.find(word, i + 1)
