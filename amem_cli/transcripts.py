@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -66,8 +67,11 @@ def source_hash(source: str, content: str) -> str:
 
 
 # -- parsing ---------------------------------------------------------------
-def parse(text: str) -> list[Message]:
-    """The messages of a transcript, in order."""
+def parse(text: str, clean: Callable[[str], str] | None = None) -> list[Message]:
+    """The messages of a transcript, in order. `clean` (secret redaction) is applied to
+    each message of a JSON transcript once decoded, and to a text transcript whole,
+    before it is cut into turns and paragraphs: a private key block holds blank lines
+    and "Proc-Type: ..." lines, and would be cut in pieces no detector knows."""
     stripped = text.strip()
     if not stripped:
         return []
@@ -77,15 +81,15 @@ def parse(text: str) -> list[Message]:
         except ValueError:
             whole = None  # JSONL, or text that starts with a bracket
         if isinstance(whole, (dict, list)):
-            return _number(_from_record(whole))
+            return _number(_from_record(whole), clean)
         records = _jsonl(stripped)
         if records is not None:
-            return _number(m for r in records for m in _from_record(r))
-    return _number(_from_text(stripped))
+            return _number((m for r in records for m in _from_record(r)), clean)
+    return _number(_from_text(clean(stripped).strip() if clean else stripped))
 
 
-def _number(items) -> list[Message]:
-    return [Message(i, role, text, ts) for i, (role, text, ts) in enumerate(items, 1)]
+def _number(items, clean: Callable[[str], str] | None = None) -> list[Message]:
+    return [Message(i, role, clean(text) if clean else text, ts) for i, (role, text, ts) in enumerate(items, 1)]
 
 
 def _jsonl(text: str) -> list | None:

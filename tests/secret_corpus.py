@@ -1,7 +1,8 @@
 """Real-shaped secrets and look-alike decoys, for the redaction tests (unit and end to end).
 
-`secrets()` gives (kind, the secret value, a sentence holding it): 244 of them, of every
-kind `amem_cli.redact` knows; `decoys()` 600 strings that must pass unchanged (git SHAs,
+`secrets()` gives (kind, the secret value, a sentence holding it): 244 of them, of the
+ten kinds `amem_cli.redact` first knew (benchmarks/data/secrets.jsonl covers the rest);
+`decoys()` 600 strings that must pass unchanged (git SHAs,
 UUIDs, long hex ids, code that names a password without holding one). Seeded: the same
 corpus every run.
 """
@@ -61,7 +62,7 @@ def secrets() -> list[tuple[str, str, str]]:
         v = _s(14) + "!3"
         out.append(("password", v, f'password="{v}"'))
         v = _s(32, string.hexdigits.lower())
-        out.append(("password", v, f"api_key: {v}"))
+        out.append(("secret", v, f"api_key: {v}"))
     for kind in ("RSA ", "EC ", "OPENSSH ", ""):
         v = _pem(kind)
         out.append(("private_key", v, f"here is the key:\n{v}\nkeep it safe"))

@@ -41,6 +41,11 @@ class SqliteIndex:
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = NORMAL")
         self.db.execute("PRAGMA foreign_keys = ON")
+        # A deleted row's bytes are overwritten, not left in free space; a WAL that is
+        # reset shrinks to nothing instead of keeping old page images (`_truncate_wal`).
+        self.db.execute("PRAGMA secure_delete = ON")
+        self.db.execute("PRAGMA journal_size_limit = 0")
+        self._deleted = False  # a note was deleted since the last commit
         migrations.apply(self.db)
 
     def close(self) -> None:
@@ -56,10 +61,29 @@ class SqliteIndex:
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            if self._deleted:
+                self._merge_fts()
         except BaseException:
             conn.execute("ROLLBACK")
+            self._deleted = False
             raise
         conn.execute("COMMIT")
+        if self._deleted:
+            self._deleted = False
+            self._truncate_wal()
+
+    def _merge_fts(self) -> None:
+        """Merge each full-text index into one segment. FTS5 keeps a deleted row's words in
+        its old segments (behind a delete marker) until they merge; SQLite >= 3.42 has a
+        'secure-delete' option for this, the SQLite Python ships here (3.40) does not."""
+        for table in ("notes_fts", "notes_trigram"):
+            self.db.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
+
+    def _truncate_wal(self) -> None:
+        """Copy the WAL into the database and cut it to zero bytes: its old frames hold the
+        pages as they were before the delete. Best effort: a reader in another process
+        can hold it back, and `journal_size_limit = 0` cuts it at its next reset then."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def generation(self) -> tuple[int, int]:
         """Changes whenever anything is written to the index, by this connection or another."""
@@ -209,6 +233,7 @@ class SqliteIndex:
             db.execute("DELETE FROM notes_trigram WHERE rowid = ?", key)
             db.execute("DELETE FROM fts_keys WHERE id = ?", [note_id])
         db.execute("DELETE FROM notes WHERE id = ?", [note_id])
+        self._deleted = True
         self.queue_vector_deletes([note_id])
         for neighbour in row or ():
             if neighbour:
@@ -457,11 +482,16 @@ class SqliteIndex:
     def drop_revision(self, seq: int) -> None:
         self.db.execute("DELETE FROM revisions WHERE seq = ?", [seq])
 
+    def drop_revisions(self, note_id: str) -> None:
+        """Forget a removed note's revisions: they hold its text, and cannot be undone."""
+        self.db.execute("DELETE FROM revisions WHERE note_id = ?", [note_id])
+
     def reset(self) -> None:
         """Forget everything indexed (the files stay; the revision log too)."""
         with self.transaction():
             for table in ("note_keywords", "note_tags", "note_boxes", "links", "notes_fts", "notes_trigram", "fts_keys", "notes", "files"):
                 self.db.execute(f"DELETE FROM {table}")
+            self._deleted = True
 
 
 # bm25 column weights: content, keywords, tags, context, neighbours, dates.

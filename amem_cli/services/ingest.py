@@ -1,7 +1,8 @@
 """Transcripts in: split into atomic notes, secrets redacted, nothing added twice.
 
-Redaction happens on the parsed messages, before a note is built: the files, the index,
-the vectors and the model (which works on the stored content) see only redacted text.
+Redaction happens before a note is built (on a text transcript whole, before it is cut
+into turns and paragraphs; on each message of a JSON one): the files, the index, the
+vectors and the model (which works on the stored content) see only redacted text.
 A transcript is one sequence (`NoteService.add_many`, in batches that continue it).
 A note whose `metadata.source_hash` (source pointer + content) is in the vault already
 is skipped, so ingesting a transcript again adds nothing. New notes that nearly repeat
@@ -43,11 +44,13 @@ class Ingester:
 
     def ingest(self, text: str, name: str, *, redact_secrets: bool = True, defer: bool = False, batch: int = BATCH) -> IngestReport:
         report = IngestReport(name)
-        messages = parse(text)
-        if redact_secrets:
-            for m in messages:
-                m.text, n = redact(m.text)
-                report.redactions += n
+
+        def redacted(part: str) -> str:
+            part, n = redact(part)
+            report.redactions += n
+            return part
+
+        messages = parse(text, clean=redacted if redact_secrets else None)
         self.notes.indexer.sync()
         known = self.notes.index.notes_by_metadata("source_hash")
         pending: list[dict[str, Any]] = []

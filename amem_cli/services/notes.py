@@ -352,6 +352,7 @@ class NoteService:
             self.vault.delete(path)
             with self.index.transaction():
                 self.index.delete_note(note_id)
+                self.index.drop_revisions(note_id)
                 self.index.remove_file(path)
         self.indexer.flush_vectors()  # its vector goes now, not at the next search
         return note
