@@ -170,7 +170,7 @@ class Vault:
         since: theirs stays), and ConflictError lets the caller redo its change on the
         new bytes. A new file never replaces one that came meanwhile."""
         paths = [self.abspath(rel) for rel, _, _ in items]
-        modes = [_mode_if_unchanged(rel, path, expect) for (rel, _, expect), path in zip(items, paths)]
+        seen = [_unchanged(rel, path, expect) for (rel, _, expect), path in zip(items, paths)]
         temps: list[str] = []
         stats: list[FileStat] = []
         versions: list[Version] = []
@@ -178,9 +178,9 @@ class Vault:
         rel = items[0][0] if items else ""
         try:
             try:
-                for (rel, text, _), path, mode in zip(items, paths, modes):
+                for (rel, text, _), path, st in zip(items, paths, seen):
                     path.parent.mkdir(parents=True, exist_ok=True)
-                    fd, tmp = _new_temp(path, mode)
+                    fd, tmp = _new_temp(path, None if st is None else stat.S_IMODE(st.st_mode))
                     temps.append(tmp)
                     data = text.encode("utf-8")
                     with os.fdopen(fd, "wb") as fh:
@@ -262,23 +262,23 @@ def _no_writer(fd: int) -> bool:
     return True
 
 
-def _mode_if_unchanged(rel: str, path: Path, expect_hash: str | None) -> int | None:
-    """The permissions of the file amem means to replace (its new version keeps them),
-    after checking it still holds the bytes amem read and no save to it is under way;
-    None for a new file, after checking there is still none."""
+def _unchanged(rel: str, path: Path, expect_hash: str | None) -> os.stat_result | None:
+    """The file amem means to replace (its new version keeps its mode), after checking it
+    still holds the bytes amem read and no save to it is under way; None for a new file,
+    after checking there is still none."""
     if expect_hash is None:
         if os.path.lexists(path):
             raise _conflict(rel)
         return None
     try:
         with open(path, "rb") as fh:
-            mode = stat.S_IMODE(os.fstat(fh.fileno()).st_mode)
+            st = os.fstat(fh.fileno())
             current = _version_of(fh)[1]
     except FileNotFoundError:
         raise _conflict(rel) from None
     if current != expect_hash:
         raise _conflict(rel, saving=current is None)
-    return mode
+    return st
 
 
 def _new_temp(path: Path, mode: int | None) -> tuple[int, str]:
@@ -320,7 +320,7 @@ def _place(tmp: str, path: Path, rel: str, expect_hash: str | None, ours: Versio
     is still none."""
     # Checked again now that amem's file is durable, so that a swap seldom has to be
     # undone; where renameat2 is not, the check closest to the rename.
-    _mode_if_unchanged(rel, path, expect_hash)
+    seen = _unchanged(rel, path, expect_hash)
     try:
         done = _renameat2(tmp, path, RENAME_NOREPLACE if expect_hash is None else RENAME_EXCHANGE)
     except (FileExistsError, FileNotFoundError):  # a file came where there was none, or the file went
@@ -328,30 +328,37 @@ def _place(tmp: str, path: Path, rel: str, expect_hash: str | None, ours: Versio
     if not done:
         os.replace(tmp, path)
         return _Placed(path, tmp, ours, new=expect_hash is None)
-    if expect_hash is None:
+    if seen is None:
         return _Placed(path, tmp, ours, new=True)
+    if os.lstat(tmp).st_ino != seen.st_ino:
+        # A person saved since the check, as most editors do, by renaming a new file over
+        # the note: theirs goes back before anything reads amem's, made from older bytes.
+        _swap_back(tmp, path, ours)
+        raise _conflict(rel)
     theirs = _version(tmp)
-    if theirs is None or theirs[1] != expect_hash:  # a person saved since the check: theirs goes back
+    if theirs is None or theirs[1] != expect_hash:  # written in place since the check, or being written
         _swap_back(tmp, path, ours, theirs)
         raise _conflict(rel, saving=theirs is not None and theirs[1] is None)
     return _Placed(path, tmp, ours, theirs)
 
 
-def _swap_back(tmp: str, path: Path, ours: Version, theirs: Version | None) -> None:
-    """Undo a swap that put amem's file `ours` at `path` and the file it replaced,
-    `theirs`, at `tmp`, unless a person has saved over amem's file since: their save is
-    newer than both, and stays. (Each swap must take out the file put in before, else
-    what it took out is such a save, made in the moment between, and goes back in.)"""
+def _swap_back(tmp: str, path: Path, ours: Version, theirs: Version | None = None) -> None:
+    """Undo a swap that put amem's file `ours` at `path` and the file it replaced (its
+    version `theirs`, when known) at `tmp`, unless a person has saved over amem's file
+    since: their save is newer than both, and stays. (Each swap must take out the file
+    put in before, else what it took out is such a save, made in the moment between, or
+    one under way, and goes back in.)"""
     expected, held = ours, theirs
     while True:
-        now = _version(path)
-        if now is None:  # removed or renamed away: what is held goes back, unless a file came
+        try:
+            there = os.lstat(path).st_ino
+        except FileNotFoundError:  # removed or renamed away: what is held goes back, unless a file came
             try:
                 _renameat2(tmp, path, RENAME_NOREPLACE)
             except FileExistsError:
                 pass
             return
-        if now != expected:
+        if expected is None or there != expected[0]:  # a newer save is there; what is held is older
             return
         try:
             if not _renameat2(tmp, path, RENAME_EXCHANGE):
@@ -361,7 +368,7 @@ def _swap_back(tmp: str, path: Path, ours: Version, theirs: Version | None) -> N
         taken = _version(tmp)
         if taken == expected:
             return
-        expected, held = held, taken
+        expected, held = held or _version(path), taken
 
 
 RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2  # renameat2's flags (linux/fs.h)

@@ -80,10 +80,14 @@ def before_swaps(monkeypatch, *saves):
 def test_a_save_between_the_last_check_and_the_swap_goes_back(vault, monkeypatch):
     a = vault.root / "a.md"
     swaps = before_swaps(monkeypatch, lambda: save(a, "the person's a\n"))
+    version, seen = store._version, []
+    monkeypatch.setattr(store, "_version", lambda path: seen.append(a.read_text()) or version(path))
     with pytest.raises(ConflictError):
         vault.write_text("a.md", "amem's a\n", content_hash(b"old a.md\n"))
     assert files(vault) == {"a.md": "the person's a\n", "b.md": "old b.md\n"}  # no temp file either
     assert swaps[0] == 2  # swapped in, found the person's file, swapped back
+    # Back before amem read a file: the note held amem's version (made from older bytes) for no longer than that.
+    assert "amem's a\n" not in seen
 
 
 @needs_swap
