@@ -157,7 +157,8 @@ def race(vault: Path, adds: int, pause: float = 0.003, seed: int = 0, ways: tupl
         finally:
             editor.stopping.set()
             editor.join()
-        wait_for_queue(index_dir)  # jobs a save in every try put off: done now, undisturbed
+        if left := wait_for_queue(index_dir, timeout=60):  # jobs a save in every try put off: done now, undisturbed
+            out.failures.append(f"{left} jobs still queued a minute after the editor stopped")
     finally:
         amem(vault, "server", "stop")
     out.seconds = time.perf_counter() - started
@@ -171,13 +172,14 @@ def race(vault: Path, adds: int, pause: float = 0.003, seed: int = 0, ways: tupl
     return out
 
 
-def wait_for_queue(index_dir: Path, timeout: float = 600) -> None:
-    """Until the server's worker has done the queued work of every add."""
+def wait_for_queue(index_dir: Path, timeout: float = 600) -> int:
+    """Until the server's worker has done the queued work of every add; the jobs left."""
     from amem_cli.server.client import call
 
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and call(index_dir, {"op": "status"}).get("queued"):
+    while (left := call(index_dir, {"op": "status"}).get("queued")) and time.monotonic() < deadline:
         time.sleep(0.05)
+    return left or 0
 
 
 def main() -> None:
