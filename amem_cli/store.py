@@ -162,13 +162,15 @@ class Vault:
         import rewrites three files a note, and an fsync each cost it more than its index
         work.
 
-        The check that a file is unchanged holds up to its replacement: it is made again
-        once the new version is durable, the new version is swapped in (renameat2, one
-        atomic step) and the file swapped out must be the one read, with no save in place
-        under way. If not, a person saved in between: their file goes back, the files of
-        the batch already in place are put back too (unless a person saved over one
-        since: theirs stays), and ConflictError lets the caller redo its change on the
-        new bytes. A new file never replaces one that came meanwhile."""
+        The check that a file is unchanged holds up to its replacement: the new version
+        is swapped in (renameat2, one atomic step) and the file swapped out must be the
+        one read, with no save in place under way (a glance at the file just before
+        spares most swaps that would fail; where renameat2 is not, the full check is
+        made right before the rename). If not, a person saved in between: their file
+        goes back, the files of the batch already in place are put back too (unless a
+        person saved over one since: theirs stays), and ConflictError lets the caller
+        redo its change on the new bytes. A new file never replaces one that came
+        meanwhile."""
         paths = [self.abspath(rel) for rel, _, _ in items]
         seen = [_unchanged(rel, path, expect) for (rel, _, expect), path in zip(items, paths)]
         temps: list[str] = []
@@ -194,8 +196,8 @@ class Vault:
                 if len(items) > 1:
                     rel = f"{len(items)} files ({items[0][0]} first)"
                     _sync_files(temps)
-                for tmp, path, (rel, _, expect), ours in zip(temps, paths, items, versions):
-                    placed.append(_place(tmp, path, rel, expect, ours))
+                for tmp, path, (rel, _, expect), ours, st in zip(temps, paths, items, versions, seen):
+                    placed.append(_place(tmp, path, rel, expect, ours, st))
             except BaseException:
                 for done in reversed(placed):
                     done.undo()
@@ -281,6 +283,16 @@ def _unchanged(rel: str, path: Path, expect_hash: str | None) -> os.stat_result 
     return st
 
 
+def _glance(file: Path | os.stat_result) -> tuple[int, int, int] | None:
+    """A file's inode, size and modification time: a save changes one of them (a save in
+    place within the same clock tick and at the same size aside)."""
+    try:
+        st = file if isinstance(file, os.stat_result) else os.stat(file)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def _new_temp(path: Path, mode: int | None) -> tuple[int, str]:
     """A temp file beside `path`, named as `amem doctor` knows them: with the permissions
     of the file it replaces, or, for a new file, those an editor gives one (0666 less the
@@ -314,18 +326,21 @@ class _Placed:
         # else replaced where there is no swap: the old version is gone, this file stays
 
 
-def _place(tmp: str, path: Path, rel: str, expect_hash: str | None, ours: Version) -> _Placed:
-    """Put the temp file `tmp` (amem's file `ours`) at `path` if the file there still
-    holds the bytes amem read (hash `expect_hash`), or, for a new file (None), if there
-    is still none."""
-    # Checked again now that amem's file is durable, so that a swap seldom has to be
-    # undone; where renameat2 is not, the check closest to the rename.
-    seen = _unchanged(rel, path, expect_hash)
+def _place(tmp: str, path: Path, rel: str, expect_hash: str | None, ours: Version,
+           seen: os.stat_result | None) -> _Placed:
+    """Put the temp file `tmp` (amem's file `ours`) at `path` if the file there is still
+    the one checked (`seen`) and holds the bytes amem read (hash `expect_hash`), or, for
+    a new file (None), if there is still none."""
+    # A glance again now that amem's file is durable (a batch's flush takes a while), so
+    # that a swap seldom has to be undone; the swap's own check is the one that holds.
+    if os.path.lexists(path) if seen is None else _glance(path) != _glance(seen):
+        raise _conflict(rel)
     try:
         done = _renameat2(tmp, path, RENAME_NOREPLACE if expect_hash is None else RENAME_EXCHANGE)
     except (FileExistsError, FileNotFoundError):  # a file came where there was none, or the file went
         raise _conflict(rel) from None
-    if not done:
+    if not done:  # no renameat2: the full check, as close to the rename as can be
+        _unchanged(rel, path, expect_hash)
         os.replace(tmp, path)
         return _Placed(path, tmp, ours, new=expect_hash is None)
     if seen is None:

@@ -91,6 +91,24 @@ def test_a_save_between_the_last_check_and_the_swap_goes_back(vault, monkeypatch
 
 
 @needs_swap
+def test_a_save_while_amems_version_is_made_durable_is_seen_before_any_swap(vault, monkeypatch):
+    a = vault.root / "a.md"
+    swaps = before_swaps(monkeypatch)
+    fsync, saved = os.fsync, []
+
+    def fsync_after_a_save(fd):
+        if not saved:
+            saved.append(save(a, "the person's a\n"))
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync_after_a_save)
+    with pytest.raises(ConflictError):
+        vault.write_text("a.md", "amem's a\n", content_hash(b"old a.md\n"))
+    assert files(vault) == {"a.md": "the person's a\n", "b.md": "old b.md\n"}
+    assert swaps[0] == 0  # amem's version was never in place, not even for a moment
+
+
+@needs_swap
 def test_a_batch_stopped_by_a_save_puts_back_the_files_it_had_replaced(vault, monkeypatch):
     b = vault.root / "b.md"
     before_swaps(monkeypatch, None, lambda: save(b, "the person's b\n"))
@@ -150,20 +168,18 @@ def test_a_new_file_never_replaces_one_that_came_meanwhile(vault, monkeypatch):
     assert files(vault) == {"a.md": "old a.md\n", "b.md": "old b.md\n", "c.md": "the person's c\n"}
 
 
-def test_without_renameat2_the_check_is_made_again_once_the_new_version_is_durable(vault, monkeypatch):
-    monkeypatch.setattr(store, "_renameat2_call", lambda: None)
+def test_without_renameat2_the_file_is_checked_right_before_the_rename(vault, monkeypatch):
     a = vault.root / "a.md"
-    fsync, saved = os.fsync, []
+    saves = [lambda: save(a, "the person's a\n")]
 
-    def fsync_after_a_save(fd):
-        if not saved:
-            saved.append(save(a, "the person's a\n"))
-        fsync(fd)
+    def no_renameat2(src, dst, flags):  # as where the system has none: a save came just before
+        while saves:
+            saves.pop()()
+        return False
 
-    monkeypatch.setattr(os, "fsync", fsync_after_a_save)
+    monkeypatch.setattr(store, "_renameat2", no_renameat2)
     with pytest.raises(ConflictError):
         vault.write_text("a.md", "amem's a\n", content_hash(b"old a.md\n"))
-    monkeypatch.setattr(os, "fsync", fsync)
     assert files(vault) == {"a.md": "the person's a\n", "b.md": "old b.md\n"}
     vault.write_text("a.md", "amem's a\n", content_hash(b"the person's a\n"))
     vault.write_text("d.md", "amem's d\n")
