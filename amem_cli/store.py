@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import os
+import secrets
 import stat
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,11 @@ MAX_NOTE_BYTES = 2 * 1024 * 1024
 class FileStat:
     mtime_ns: int
     size: int
+
+
+# Which file a path holds: its inode and the hash of its bytes (None while a program has
+# it open for writing: a save in place under way, its bytes not all there yet).
+Version = tuple[int, str | None]
 
 
 def content_hash(data: bytes) -> str:
@@ -143,53 +149,69 @@ class Vault:
 
     # -- writes -----------------------------------------------------------
     def write_text(self, rel: str, text: str, expect_hash: str | None = None) -> FileStat:
-        """Write atomically (temp file, fsync, rename, fsync of the folder). With
-        `expect_hash`, refuse to overwrite a file whose bytes changed since they were read."""
+        """Write atomically (temp file, fsync, rename, fsync of the folder). `expect_hash`
+        is the hash of the bytes the new text was made from: a file whose bytes are no
+        longer those is left as it is (ConflictError). None: a new file, which never
+        replaces a file that is there."""
         return self.write_many([(rel, text, expect_hash)])[0]
 
     def write_many(self, items: Sequence[tuple[str, str, str | None]]) -> list[FileStat]:
         """`write_text` for many files ((rel, text, expect_hash) each) with one flush to disk
         for all: every text goes to a temp file, the temp files are made durable together,
-        then each is renamed over its file (a crash leaves each file whole, old or new). An
+        then each takes its file's place (a crash leaves each file whole, old or new). An
         import rewrites three files a note, and an fsync each cost it more than its index
-        work. A conflict (see `write_text`) is found before anything is written."""
+        work.
+
+        The check that a file is unchanged holds up to its replacement: the new version
+        is swapped in (renameat2, one atomic step) and the file swapped out must be the
+        one read, with no save in place under way (a glance at the file just before
+        spares most swaps that would fail; where renameat2 is not, the full check is
+        made right before the rename). If not, a person saved in between: their file
+        goes back, the files of the batch already in place are put back too (unless a
+        person saved over one since: theirs stays), and ConflictError lets the caller
+        redo its change on the new bytes. A new file never replaces one that came
+        meanwhile."""
         paths = [self.abspath(rel) for rel, _, _ in items]
-        for (rel, _, expect_hash), path in zip(items, paths):
-            if expect_hash is not None:
-                _check_unchanged(rel, path, expect_hash)
+        seen = [_unchanged(rel, path, expect) for (rel, _, expect), path in zip(items, paths)]
         temps: list[str] = []
-        renamed = 0
+        stats: list[FileStat] = []
+        versions: list[Version] = []
+        placed: list[_Placed] = []
         rel = items[0][0] if items else ""
         try:
-            for (rel, text, _), path in zip(items, paths):
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-                temps.append(tmp)
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(text.encode("utf-8"))
-                    if len(items) == 1:
+            try:
+                for (rel, text, _), path, st in zip(items, paths, seen):
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    fd, tmp = _new_temp(path, None if st is None else stat.S_IMODE(st.st_mode))
+                    temps.append(tmp)
+                    data = text.encode("utf-8")
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(data)
                         fh.flush()
-                        os.fsync(fh.fileno())
-            if len(items) > 1:
-                rel = f"{len(items)} files ({items[0][0]} first)"
-                _sync_files(temps)
-            for tmp, path, (rel, _, _) in zip(temps, paths, items):
-                os.replace(tmp, path)
-                renamed += 1
+                        if len(items) == 1:
+                            os.fsync(fh.fileno())
+                        st = os.fstat(fh.fileno())  # the file's, as amem leaves it (a rename keeps it)
+                    stats.append(FileStat(st.st_mtime_ns, st.st_size))
+                    versions.append((st.st_ino, content_hash(data)))
+                if len(items) > 1:
+                    rel = f"{len(items)} files ({items[0][0]} first)"
+                    _sync_files(temps)
+                for tmp, path, (rel, _, expect), ours, st in zip(temps, paths, items, versions, seen):
+                    placed.append(_place(tmp, path, rel, expect, ours, st))
+            except BaseException:
+                for done in reversed(placed):
+                    done.undo()
+                raise
         except OSError as exc:
             raise VaultError(f"cannot write {rel}: {exc.strerror}", hint="check free space and permissions") from None
         finally:
-            for tmp in temps[renamed:]:  # a failed write leaves no temp file behind
+            for tmp in temps:  # no temp file is left: amem's unused, or the version replaced
                 try:
                     os.unlink(tmp)
                 except OSError:
                     pass
-            for parent in {path.parent for path in paths[:renamed]}:  # the renames are durable
+            for parent in {done.path.parent for done in placed}:  # the renames are durable
                 _fsync_dir(parent)
-        stats = []
-        for path in paths:
-            st = path.stat()
-            stats.append(FileStat(st.st_mtime_ns, st.st_size))
         return stats
 
     def delete(self, rel: str) -> None:
@@ -201,16 +223,198 @@ class Vault:
             raise VaultError(f"cannot delete {rel}: {exc.strerror}") from None
 
 
-def _check_unchanged(rel: str, path: Path, expect_hash: str) -> None:
+def _conflict(rel: str, saving: bool = False) -> ConflictError:
+    """`saving`: another program has the file open for writing."""
+    return ConflictError(
+        f"{rel} {'is being saved by another program' if saving else 'changed on disk while amem was working on it'}",
+        hint="run the command again; your edit was kept",
+    )
+
+
+def _version(path: Path | str) -> Version | None:
     try:
-        current = content_hash(path.read_bytes())
+        with open(path, "rb") as fh:
+            return _version_of(fh)
     except FileNotFoundError:
-        current = None
+        return None
+
+
+def _version_of(fh) -> Version:
+    inode = os.fstat(fh.fileno()).st_ino
+    return inode, (content_hash(fh.read()) if _no_writer(fh.fileno()) else None)
+
+
+def _no_writer(fd: int) -> bool:
+    """Whether no program has the file open for writing: Linux refuses a read lease on a
+    file that one has (taken and given back at once). True where it cannot tell."""
+    try:
+        import fcntl
+        import signal
+
+        # Should a program open the file for writing in the moment the lease is held, the
+        # kernel tells the holder with SIGIO, which ends a process by default: SIGURG is
+        # ignored by default.
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+    except BlockingIOError:
+        return False
+    except (ImportError, AttributeError, OSError):  # not Linux, not the file's owner, a filesystem without leases
+        return True
+    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+    return True
+
+
+def _unchanged(rel: str, path: Path, expect_hash: str | None) -> os.stat_result | None:
+    """The file amem means to replace (its new version keeps its mode), after checking it
+    still holds the bytes amem read and no save to it is under way; None for a new file,
+    after checking there is still none."""
+    if expect_hash is None:
+        if os.path.lexists(path):
+            raise _conflict(rel)
+        return None
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            current = _version_of(fh)[1]
+    except FileNotFoundError:
+        raise _conflict(rel) from None
     if current != expect_hash:
-        raise ConflictError(
-            f"{rel} changed on disk while amem was working on it",
-            hint="run the command again; your edit was kept",
-        )
+        raise _conflict(rel, saving=current is None)
+    return st
+
+
+def _glance(file: Path | os.stat_result) -> tuple[int, int, int] | None:
+    """A file's inode, size and modification time: a save changes one of them (a save in
+    place within the same clock tick and at the same size aside)."""
+    try:
+        st = file if isinstance(file, os.stat_result) else os.stat(file)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _new_temp(path: Path, mode: int | None) -> tuple[int, str]:
+    """A temp file beside `path`, named as `amem doctor` knows them: with the permissions
+    of the file it replaces, or, for a new file, those an editor gives one (0666 less the
+    umask, which the kernel takes off)."""
+    while True:
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            continue
+        if mode is not None:
+            os.fchmod(fd, mode)
+        return fd, tmp
+
+
+@dataclass
+class _Placed:
+    """A file amem put in place, and how to take it back."""
+
+    path: Path
+    tmp: str  # the temp file's name: after a swap, where the file replaced is
+    ours: Version  # amem's file
+    theirs: Version | None = None  # after a swap, the file replaced
+    new: bool = False
+
+    def undo(self) -> None:
+        if self.theirs is not None:
+            _swap_back(self.tmp, self.path, self.ours, self.theirs)
+        elif self.new and _version(self.path) == self.ours:
+            self.path.unlink(missing_ok=True)
+        # else replaced where there is no swap: the old version is gone, this file stays
+
+
+def _place(tmp: str, path: Path, rel: str, expect_hash: str | None, ours: Version,
+           seen: os.stat_result | None) -> _Placed:
+    """Put the temp file `tmp` (amem's file `ours`) at `path` if the file there is still
+    the one checked (`seen`) and holds the bytes amem read (hash `expect_hash`), or, for
+    a new file (None), if there is still none."""
+    # A glance again now that amem's file is durable (a batch's flush takes a while), so
+    # that a swap seldom has to be undone; the swap's own check is the one that holds.
+    if os.path.lexists(path) if seen is None else _glance(path) != _glance(seen):
+        raise _conflict(rel)
+    try:
+        done = _renameat2(tmp, path, RENAME_NOREPLACE if expect_hash is None else RENAME_EXCHANGE)
+    except (FileExistsError, FileNotFoundError):  # a file came where there was none, or the file went
+        raise _conflict(rel) from None
+    if not done:  # no renameat2: the full check, as close to the rename as can be
+        _unchanged(rel, path, expect_hash)
+        os.replace(tmp, path)
+        return _Placed(path, tmp, ours, new=expect_hash is None)
+    if seen is None:
+        return _Placed(path, tmp, ours, new=True)
+    if os.lstat(tmp).st_ino != seen.st_ino:
+        # A person saved since the check, as most editors do, by renaming a new file over
+        # the note: theirs goes back before anything reads amem's, made from older bytes.
+        _swap_back(tmp, path, ours)
+        raise _conflict(rel)
+    theirs = _version(tmp)
+    if theirs is None or theirs[1] != expect_hash:  # written in place since the check, or being written
+        _swap_back(tmp, path, ours, theirs)
+        raise _conflict(rel, saving=theirs is not None and theirs[1] is None)
+    return _Placed(path, tmp, ours, theirs)
+
+
+def _swap_back(tmp: str, path: Path, ours: Version, theirs: Version | None = None) -> None:
+    """Undo a swap that put amem's file `ours` at `path` and the file it replaced (its
+    version `theirs`, when known) at `tmp`, unless a person has saved over amem's file
+    since: their save is newer than both, and stays. (Each swap must take out the file
+    put in before, else what it took out is such a save, made in the moment between, or
+    one under way, and goes back in.)"""
+    expected, held = ours, theirs
+    while True:
+        try:
+            there = os.lstat(path).st_ino
+        except FileNotFoundError:  # removed or renamed away: what is held goes back, unless a file came
+            try:
+                _renameat2(tmp, path, RENAME_NOREPLACE)
+            except FileExistsError:
+                pass
+            return
+        if expected is None or there != expected[0]:  # a newer save is there; what is held is older
+            return
+        try:
+            if not _renameat2(tmp, path, RENAME_EXCHANGE):
+                raise OSError(errno.ENOTSUP, "renameat2 stopped working")  # it swapped a moment ago
+        except FileNotFoundError:
+            continue
+        taken = _version(tmp)
+        if taken == expected:
+            return
+        expected, held = held or _version(path), taken
+
+
+RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2  # renameat2's flags (linux/fs.h)
+AT_FDCWD = -100
+
+
+def _renameat2(src: str | Path, dst: str | Path, flags: int) -> bool:
+    """Linux's renameat2: False where the system or the filesystem has none."""
+    call = _renameat2_call()
+    if call is None:
+        return False
+    if call(AT_FDCWD, os.fsencode(src), AT_FDCWD, os.fsencode(dst), flags) == 0:
+        return True
+    import ctypes
+
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(dst))
+
+
+@functools.cache
+def _renameat2_call():
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # a C library older than glibc 2.28
+        return None
 
 
 def _sync_files(paths: list[str]) -> None:

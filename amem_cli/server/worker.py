@@ -10,7 +10,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 
 from ..container import Container
-from ..errors import AmemError
+from ..errors import AmemError, ConflictError
 
 log = logging.getLogger("amem.worker")
 
@@ -145,13 +145,17 @@ class QueueWorker:
             ok = self._work()
 
     def _work(self) -> bool:
-        """Work the queue until it is empty (True) or a job fails (False: it stays queued)."""
+        """Work the queue until it is empty (True) or a job fails (False: it stays queued).
+        A job a person's saves put off stays queued too, for the next round (True)."""
         while not self.stopping.is_set():
             try:
                 with self.turn.held():
                     self.c.indexer.flush_vectors()
                     if not self.c.notes.pipeline.process(limit=1):
                         return True
+            except ConflictError as exc:  # a person keeps saving the note: the job is tried again in a while
+                log.warning("queued work put off: %s", exc.message)
+                return True
             except AmemError as exc:
                 log.error("queued work failed: %s%s", exc.message, f" ({exc.hint})" if exc.hint else "")
                 return False

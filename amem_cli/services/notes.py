@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import random
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from ..errors import NotFoundError, UsageError
+from ..errors import ConflictError, NotFoundError, UsageError
 from ..ids import check_id, is_valid_id, new_id
 from ..markdown import normalise_text, parse_note, render_note, str_list
 from ..models import Note
@@ -25,6 +27,11 @@ NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", 
 # file it would refuse to read back.
 MAX_CONTENT_BYTES = MAX_NOTE_BYTES // 2
 WRITTEN_CACHE = 8192  # notes remembered as written (import batches and the notes they link)
+# A note a person saves while amem changes it gets amem's change again on top of their
+# bytes, up to this many times, with a pause of up to CONFLICT_PAUSE x the try (seconds)
+# between; then the conflict is reported.
+CONFLICT_TRIES = 8
+CONFLICT_PAUSE = 0.005
 
 
 class NoteService:
@@ -200,15 +207,18 @@ class NoteService:
             notes.append(self.build(content, redact=redact, **item))
         return self.add_notes(notes, chain=True, after=after, defer=defer)
 
-    def update(self, note_id: str, change, *, embed: bool = True, sync: bool = True, journal=None) -> Note:
-        """Re-read a note from its file, apply `change(note) -> note`, write it back;
-        refuses if the file changes in between (a person's edit wins). `sync=False` when
-        the caller has just synced (the pipeline's many small updates). `journal(current,
-        new, old_bytes, text)` is called just before the file is written."""
+    def update(
+        self, note_id: str, change, *, embed: bool = True, sync: bool = True, journal=None, redo: bool = True
+    ) -> Note:
+        """Re-read a note from its file, apply `change(note) -> note`, write it back. A
+        person's save in between wins: the change is made again on their bytes (`redo`),
+        or refused (ConflictError). `sync=False` when the caller has just synced (the
+        pipeline's many small updates). `journal(current, new, old_bytes, text)` is
+        called just before the file is written."""
         if sync:
             self.indexer.sync()
         with self.vault.lock():
-            new = self._rewrite(note_id, change, journal=journal)
+            new = self._until_written(lambda: self._rewrite(note_id, change, journal=journal), CONFLICT_TRIES if redo else 1)
         if embed:
             self.indexer.flush_vectors()
         return new
@@ -219,17 +229,34 @@ class NoteService:
         made durable together."""
         if sync:
             self.indexer.sync()
-        out, todo = {}, []
         with self.vault.lock(), self.index.transaction():
-            for note_id, change in changes.items():
-                out[note_id], step = self._changed(note_id, change)
-                if step is not None:
-                    todo.append(step)
-            stats = self.vault.write_many([(path, text, digest) for path, digest, _, text in todo])
-            for (path, _, new, text), stat in zip(todo, stats):
-                self._record(new, path, stat, text)
+            out = self._until_written(lambda: self._rewrite_many(changes), CONFLICT_TRIES)
         if embed:
             self.indexer.flush_vectors()
+        return out
+
+    @staticmethod
+    def _until_written(write, tries: int):
+        """`write()`, again while a person's save comes between its read and its write
+        (their bytes stay on disk, and `write` reads them again), up to `tries` times."""
+        for attempt in range(1, tries + 1):
+            try:
+                return write()
+            except ConflictError:
+                if attempt == tries:
+                    raise
+                time.sleep(random.uniform(0, CONFLICT_PAUSE * attempt))  # out of step with a person saving in a loop
+
+    def _rewrite_many(self, changes: Mapping[str, Any]) -> dict[str, Note]:
+        """Notes' reads, changes and one write of them all (the caller holds the lock)."""
+        out, todo = {}, []
+        for note_id, change in changes.items():
+            out[note_id], step = self._changed(note_id, change)
+            if step is not None:
+                todo.append(step)
+        stats = self.vault.write_many([(path, text, digest) for path, digest, _, text in todo])
+        for (path, _, new, text), stat in zip(todo, stats):
+            self._record(new, path, stat, text)
         return out
 
     def _rewrite(self, note_id: str, change, *, journal=None) -> Note:
@@ -291,8 +318,8 @@ class NoteService:
                     "old_bytes": before, "new_hash": content_hash(text.encode("utf-8")),
                 }))
 
-        try:
-            new = self.update(note_id, evolve, embed=False, sync=False, journal=journal)
+        try:  # a person's save meanwhile makes it their own version: a model does not change those
+            new = self.update(note_id, evolve, embed=False, sync=False, journal=journal, redo=False)
         except BaseException:
             with self.index.transaction():
                 for seq in recorded:  # the file was not written (a person's edit came first)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
+from ..errors import ConflictError
 from ..llm.base import LLM
 from ..llm.fake import NoLLM
 from ..models import Note
@@ -179,8 +180,7 @@ class Pipeline:
                 evolutions[target] = changes
         if not dry_run:
             self._apply_links([(note_id, t) for t in new_links])
-            for target, changes in evolutions.items():
-                self._revise(target, changes, note_id)
+            evolutions = {t: changes for t, changes in evolutions.items() if self._revise(t, changes, note_id)}
         return {"links": new_links, "evolutions": evolutions}
 
     def _candidates(self, notes: list[Note], vectors: dict[str, list[float]]) -> dict[str, dict[str, float]]:
@@ -243,9 +243,14 @@ class Pipeline:
         self.stats.count(decision)
         return decision.evolution.changes() if decision.evolution else None
 
-    def _revise(self, target_id: str, changes: dict, cause: str) -> None:
-        self.notes.revise(target_id, changes, cause=cause, model=self.llm.identity)
+    def _revise(self, target_id: str, changes: dict, cause: str) -> bool:
+        """Whether the note evolved: not when a person saved it meanwhile (it is theirs now)."""
+        try:
+            self.notes.revise(target_id, changes, cause=cause, model=self.llm.identity)
+        except ConflictError:
+            return False
         self.stats.evolutions += 1
+        return True
 
     def _may_evolve(self, note_id: str) -> bool:
         """A model is there, and the note is neither pinned nor a person's own version."""

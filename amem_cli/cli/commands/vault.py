@@ -25,6 +25,7 @@ def init(
 ) -> None:
     """Create a vault (a folder you may keep under git)."""
     from ...config import VAULT_CONFIG, profile_toml
+    from ...store import content_hash
 
     toml = profile_toml(profile) if profile else None  # an unknown profile fails before anything is written
     c = container(ctx, create=True)
@@ -35,8 +36,8 @@ def init(
     gitignore = c.vault.root / ".gitignore"
     if not gitignore.exists():
         c.vault.write_text(".gitignore", GITIGNORE)
-    elif ".amem/" not in gitignore.read_text(encoding="utf-8", errors="replace").split():
-        c.vault.write_text(".gitignore", gitignore.read_text(encoding="utf-8").rstrip("\n") + "\n" + GITIGNORE)
+    elif ".amem/" not in (ignored := gitignore.read_bytes()).decode("utf-8", errors="replace").split():
+        c.vault.write_text(".gitignore", ignored.decode("utf-8").rstrip("\n") + "\n" + GITIGNORE, expect_hash=content_hash(ignored))
     report = c.indexer.sync()
     if json_output:
         print_json({"vault": str(c.vault.root), "notes": c.index.count(), "indexed": report.added, "profile": profile})
