@@ -21,8 +21,9 @@ from pathlib import Path
 GLOBAL_OPTIONS = {"--dir": True, "-d": True, "--embedder": True, "--llm": True, "--model": True, "--llm-url": True}
 # Commands worth starting a server for: they load a model.
 STARTS_SERVER = {"add", "search", "context", "process", "evolve", "import", "ingest"}
-# Commands that never go through a server: they are the server, or need this terminal.
-LOCAL_ONLY = {"serve", "server", "edit", "init", "mcp"}
+# Commands that never go through a server: they are the server, need this terminal, or
+# write the user's own files (`trust`: the server may have another user config).
+LOCAL_ONLY = {"serve", "server", "edit", "init", "mcp", "trust"}
 START_TIMEOUT = 60.0  # seconds a starting server may take before the CLI works alone
 # Commands this process may do itself when the server took them and died before it
 # answered: they change nothing, or doing them twice does no harm (an import skips
@@ -93,13 +94,14 @@ def split_argv(argv: list[str]) -> tuple[dict[str, str], str | None, bool]:
     return flags, None, no_server
 
 
-def settings_for(flags: dict[str, str], environ: dict[str, str] | None = None, dir: str | None = None):
-    """The settings a command with these global options runs with."""
+def settings_for(flags: dict[str, str], environ: dict[str, str] | None = None, dir: str | None = None,
+                 notices: list[str] | None = None):
+    """The settings a command with these global options runs with (see `load_settings`)."""
     from ..config import load_settings
 
     return load_settings(
         environ, dir=dir or flags.get("--dir") or flags.get("-d"), embedder=flags.get("--embedder"),
-        llm=flags.get("--llm"), model=flags.get("--model"), llm_url=flags.get("--llm-url"),
+        llm=flags.get("--llm"), model=flags.get("--model"), llm_url=flags.get("--llm-url"), notices=notices,
     )
 
 
