@@ -43,7 +43,8 @@ def init(
     if json_output:
         print_json({"vault": str(c.vault.root), "notes": c.index.count(), "indexed": report.added, "profile": profile})
     else:
-        console.print(f"Vault ready at [bold]{c.vault.root}[/] ({c.index.count()} notes" + (f", profile {profile})." if profile else ")."))
+        console.print(f"Vault ready at [bold]{escape(str(c.vault.root))}[/] ({c.index.count()} notes"
+                      + (f", profile {profile})." if profile else ")."))
 
 
 @command("config")
@@ -63,7 +64,7 @@ def config(
         print_json(settings)
     else:
         for key, value in settings.items():
-            console.print(f"{key:<20} {value if value is not None else '[dim]-[/]'}")
+            console.print(f"{key:<20} {escape(str(value)) if value is not None else '[dim]-[/]'}")
 
 
 @command("trust")
@@ -143,13 +144,13 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     if json_output:
         print_json(st.to_dict())
         return
-    console.print(f"[bold]Vault[/] {st.vault}")
+    console.print(f"[bold]Vault[/] {escape(st.vault)}")
     console.print(f"  notes {st.notes}, indexed {st.indexed}, embedded {st.embedded}, links {st.links}, boxes {st.boxes}")
     console.print(f"  files changed since the last index: {st.pending_changes}")
     model = f"{st.embedding_model} ({st.embedding_dimensions} dimensions)" if st.embedding_model else "none yet"
-    console.print(f"  embedding model: {model}; vectors: {st.vector_store}")
+    console.print(f"  embedding model: {escape(model)}; vectors: {escape(st.vector_store)}")
     for e in st.errors:
-        console.print(f"  [red]problem:[/] {e}")
+        console.print(f"  [red]problem:[/] {escape(e)}")
 
 
 @command("doctor")
