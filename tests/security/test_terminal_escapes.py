@@ -6,6 +6,7 @@ line, JSON carries them as JSON escapes, and the note's file is never changed.""
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pytest
 
@@ -86,3 +87,23 @@ def test_escapes_in_an_error_message(run, vault):
     res = run("import", "no\x1b[2Jsuch\u202e.jsonl")
     assert res.exit_code != 0
     _clean(res)
+
+
+# Every character a terminal acts on, from the Unicode database rather than amem's list:
+# the controls (C0, DEL, C1), the line and paragraph separators, the bidi controls.
+ACTIVE = [
+    chr(c) for c in range(0x2070)
+    if unicodedata.category(chr(c)) in ("Cc", "Zl", "Zp")
+    or unicodedata.bidirectional(chr(c)) in ("LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI")
+    or chr(c) in "\u200e\u200f\u061c"  # the marks LRM, RLM, ALM
+]
+
+
+@pytest.mark.parametrize("args", [["show", "all"], ["list"], ["search", "start"], ["context", "start"],
+                                  ["show", "all", "--json"], ["list", "--json"]])
+def test_every_character_a_terminal_acts_on_is_escaped(run, vault, args):
+    shown = [ch for ch in ACTIVE if ch not in "\x00\n\t\r"]  # NUL: a binary file, no note; CR: read as a newline
+    (vault / "all.md").write_text("---\nid: all\n---\nstart " + " ".join(f"<{ch}>" for ch in shown) + "\n")
+    res = run(*args)
+    assert res.exit_code == 0 and "start" in res.stdout
+    assert [ch for ch in shown if ch in res.stdout or ch in res.stderr] == []
