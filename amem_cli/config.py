@@ -209,7 +209,8 @@ def _vault_settings(vault_dir: Path, environ: Mapping[str, str], notices: list[s
         for key in held:
             del values[key]
         if notices is not None:
-            notices.append(f"{path} sets {', '.join(held)}: ignored until you trust the file "
+            where = Path(_vault_key(vault_dir)) / VAULT_CONFIG  # absolute: the same words in process and through a server
+            notices.append(f"{where} sets {', '.join(held)}: ignored until you trust the file "
                            "(read it, then run `amem trust`; again after any change to it, a git pull too)")
     return values
 
