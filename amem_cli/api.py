@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +18,10 @@ from .services.notes import NoteService
 
 if TYPE_CHECKING:
     from .services.doctor import DoctorReport
+
+
+class UntrustedVaultWarning(UserWarning):
+    """A vault's amem.toml set settings that count only once the user trusts it."""
 
 
 class NoteBuilder:
@@ -56,10 +61,18 @@ class AgentMemory:
     ):
         """`llm`: "llama" (the default: llama.cpp with the bundled model, or the GGUF file
         `llm_model` names), "openai" (with `llm_url=`), "none", or an `LLM` object.
-        `settings` are any of amem's other settings (README), e.g. `fusion="rrf"`."""
+        `settings` are any of amem's other settings (README), e.g. `fusion="rrf"`.
+
+        As on the command line, the vault's own amem.toml may set the settings that send
+        notes away or load models (`llm_url`, `model`, `chroma_url`...) only once the user
+        has trusted it (`amem trust`); otherwise they are ignored, with a warning
+        (`warnings.warn`). A program is handed vault paths it did not write (a cloned
+        repository, an agent's workspace) just as a person is; what it passes here is its
+        own choice and always counts."""
         if path is None and (graph_path or chroma_path):
             path = Path(graph_path or chroma_path).expanduser()
             path = path.parent if path.suffix else path
+        notices: list[str] = []
         settings = load_settings(
             dir=str(path) if path is not None else None,
             embedder=embedder,
@@ -67,8 +80,11 @@ class AgentMemory:
             chroma_url=chroma_url,
             llm=llm if isinstance(llm, str) else None,
             model=llm_model,
+            notices=notices,
             **settings,
         )
+        for notice in notices:
+            warnings.warn(notice, UntrustedVaultWarning, stacklevel=2)
         self._c = Container(settings, create=True)
         # A long-lived process: let the OS say which files others edit, rather than
         # stat the whole vault before every call (edits show up within ~0.05 s).

@@ -5,6 +5,8 @@ Only the container reads settings; nothing else looks at the environment.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import tomllib
 from collections.abc import Mapping
@@ -87,14 +89,130 @@ def default_vault_dir() -> Path:
     return Path(user_data_dir("amem")) / "vault"
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
+def _read_toml(path: Path, data: bytes | None = None) -> dict[str, Any]:
+    """The file's settings ({} if there is none); `data`: its bytes, read already."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except (tomllib.TOMLDecodeError, OSError) as exc:
+        if data is None:
+            if not path.is_file():
+                return {}
+            data = path.read_bytes()
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise UsageError(f"cannot read the config file {path}: {exc}", hint="fix or remove the file") from None
+
+
+# -- a vault's own amem.toml, and trusting it --------------------------------------
+#
+# A vault is data: it may come from anyone (a cloned repository, a shared folder). Its
+# amem.toml may tune how notes are linked and found, but the settings below send notes
+# to a server (llm_url, llm_model, chroma_url, chroma_collection: a collection on it),
+# load a model or code (llm, model, embedding_model: a folder) or write outside the vault
+# (cache_dir). From a vault's amem.toml they count only once the user has trusted the
+# file, as it is, for that vault (like direnv's `allow`): any change needs trusting again.
+RESTRICTED = ("llm", "llm_url", "llm_model", "model", "embedding_model", "cache_dir", "chroma_url", "chroma_collection")
+# Values of restricted settings that only make a vault do less: honoured untrusted.
+HARMLESS = {"llm": {"none", "off", "no"}}
+TRUST_FILE = "trusted-vaults.json"
+
+
+def trust_path(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's record of trusted vault configs: beside the user config, never in a vault."""
+    return user_config_path(environ).with_name(TRUST_FILE)
+
+
+def needs_trust(values: Mapping[str, Any]) -> list[str]:
+    """The settings in `values` (a vault's amem.toml) that count only if it is trusted."""
+    return [k for k in RESTRICTED if k in values and str(values[k]).strip().lower() not in HARMLESS.get(k, ())]
+
+
+def _vault_key(vault_dir: Path) -> str:
+    return str(Path(vault_dir).expanduser().resolve())
+
+
+def trusted_vaults(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Vault folder -> the SHA-256 of the amem.toml trusted for it."""
+    path = trust_path(environ)
+    try:
+        record = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}", hint="remove the file and trust your vaults again") from None
+    if not isinstance(record, dict) or not all(isinstance(v, str) for v in record.values()):
+        raise UsageError(f"{path} is not a record of trusted vaults", hint="remove it and trust your vaults again")
+    return record
+
+
+def trusted_vaults_state(environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Each trusted vault and whether its amem.toml changed since (None: it is gone)."""
+    rows = []
+    for vault, digest in sorted(trusted_vaults(environ).items()):
+        try:
+            changed = _digest((Path(vault) / VAULT_CONFIG).read_bytes()) != digest
+        except OSError:
+            changed = None
+        rows.append({"vault": vault, "changed": changed})
+    return rows
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write_trusted(record: dict[str, str], environ: Mapping[str, str] | None) -> None:
+    path = trust_path(environ)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(record, fh, indent=2, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}", hint="check the folder's permissions") from None
+
+
+def trust_vault(vault_dir: Path, environ: Mapping[str, str] | None = None) -> tuple[Path, list[str]]:
+    """Trust the vault's amem.toml as it is now; returns its path and the settings it may now set."""
+    path = Path(vault_dir) / VAULT_CONFIG
+    if not path.is_file():
+        raise UsageError(f"there is no {path} to trust", hint="amem reads nothing from this vault that needs trust")
+    data = path.read_bytes()
+    held = needs_trust(_coerce(_read_toml(path, data), str(path)))
+    _write_trusted({**trusted_vaults(environ), _vault_key(vault_dir): _digest(data)}, environ)
+    return path, held
+
+
+def revoke_trust(vault_dir: Path, environ: Mapping[str, str] | None = None) -> bool:
+    """Forget the vault's trusted amem.toml; False if none was trusted."""
+    record = trusted_vaults(environ)
+    if record.pop(_vault_key(vault_dir), None) is None:
+        return False
+    _write_trusted(record, environ)
+    return True
+
+
+def _vault_settings(vault_dir: Path, environ: Mapping[str, str], notices: list[str] | None) -> dict[str, Any]:
+    """The vault's amem.toml, less the settings it may not set untrusted (said in `notices`).
+    The file is read once: the bytes hashed are the bytes used."""
+    path = vault_dir / VAULT_CONFIG
+    try:
+        data = path.read_bytes() if path.is_file() else None
+    except OSError as exc:
+        raise UsageError(f"cannot read the config file {path}: {exc.strerror}", hint="fix or remove the file") from None
+    if data is None:
+        return {}
+    values = _coerce(_read_toml(path, data), str(path))
+    values.pop("dir", None)
+    held = needs_trust(values)
+    if held and trusted_vaults(environ).get(_vault_key(vault_dir)) != _digest(data):
+        for key in held:
+            del values[key]
+        if notices is not None:
+            where = Path(_vault_key(vault_dir)) / VAULT_CONFIG  # absolute: the same words in process and through a server
+            notices.append(f"{where} sets {', '.join(held)}: ignored until you trust the file "
+                           "(read it, then run `amem trust`; again after any change to it, a git pull too)")
+    return values
 
 
 def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
@@ -129,10 +247,11 @@ def _coerce(values: dict[str, Any], source: str) -> dict[str, Any]:
     return out
 
 
-def load_settings(environ: Mapping[str, str] | None = None, **flags: Any) -> Settings:
+def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str] | None = None, **flags: Any) -> Settings:
     """Settings for one run. `flags` are the command-line values (None = not given);
     `environ` the environment to read (default: this process's; the server passes the
-    client's)."""
+    client's). Settings of an untrusted vault's amem.toml that were ignored are said,
+    one line each, in `notices` (for the caller to show)."""
     environ = os.environ if environ is None else environ
     flags = {k: v for k, v in flags.items() if v is not None}
     env = _from_env(environ)
@@ -144,9 +263,7 @@ def load_settings(environ: Mapping[str, str] | None = None, **flags: Any) -> Set
         vault_dir = Path(env["dir"]).expanduser()
     else:
         vault_dir = user.get("dir") or default_vault_dir()
-    vault_file = vault_dir / VAULT_CONFIG
-    vault = _coerce(_read_toml(vault_file), str(vault_file))
-    vault.pop("dir", None)
+    vault = _vault_settings(vault_dir, environ, notices)
     merged: dict[str, Any] = {}
     for layer, source in ((user, "user config"), (vault, "vault config"), (env, "environment"), (flags, "flags")):
         merged.update(_coerce(layer, source) if layer is env or layer is flags else layer)

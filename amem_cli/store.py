@@ -63,9 +63,11 @@ class Vault:
         if not self.root.is_dir():
             raise VaultError(f"{self.root} is not a folder", hint="pass --dir a folder")
         try:
-            self.index_dir.mkdir(mode=0o700, exist_ok=True)  # the index and the server's socket: the owner's only
-            if self.index_dir.stat().st_mode & 0o077:  # made by something else (an older amem, a copy, a umask)
-                self.index_dir.chmod(0o700)
+            try:
+                self.index_dir.mkdir(mode=0o700)  # the index and the server's socket: the owner's only
+            except FileExistsError:
+                pass  # a folder, a link or a file: checked next
+            _check_index_dir(self.index_dir)
         except OSError as exc:
             raise VaultError(
                 f"cannot write to the vault {self.root}: {exc.strerror}",
@@ -89,7 +91,9 @@ class Vault:
         return f"{note_id}.md"
 
     def abspath(self, rel: str) -> Path:
-        if "/" not in rel and rel not in ("", ".", ".."):
+        """The file `rel` names, refused when it leads out of the vault or into a hidden
+        folder (`.amem/`'s lock and index, `.git/`): a note symlinked there is not a note."""
+        if "/" not in rel and rel not in ("", ".", "..", INDEX_DIR):
             # A file right in the (resolved) root is inside it unless it is a symlink: one
             # lstat, where resolve() walks every folder of the path (an import calls this
             # ten times a note).
@@ -104,11 +108,24 @@ class Vault:
         path = (self.root / rel).resolve()
         if not path.is_relative_to(self.root):
             raise VaultError(f"the path {rel!r} is outside the vault")
+        if self._in_hidden_folder(path):
+            raise VaultError(f"the path {rel!r} leads into a hidden folder of the vault, where no note is",
+                             hint="remove the symlink, or move the file it points to into the vault")
         return path
+
+    def _in_hidden_folder(self, path: Path) -> bool:
+        """Whether the resolved `path` is, or is in, a folder the scan does not look into."""
+        parts = path.relative_to(self.root).parts
+        return parts[:1] == (INDEX_DIR,) or any(part.startswith(".") for part in parts[:-1])
+
+    def _is_note_place(self, path: Path) -> bool:
+        """Whether a resolved path may hold a note: in the vault, in no hidden folder."""
+        return path.is_relative_to(self.root) and not self._in_hidden_folder(path)
 
     def scan(self) -> dict[str, FileStat]:
         """Every note file: `*.md` below the root, skipping hidden folders and
-        symlinks that lead out of the vault. (os.scandir: one stat per file.)"""
+        symlinks that lead out of the vault or into a hidden folder. (os.scandir: one
+        stat per file.)"""
         found: dict[str, FileStat] = {}
         root = str(self.root)
         todo = [(root, "")]
@@ -123,7 +140,7 @@ class Vault:
                 if name.startswith("."):
                     continue
                 try:
-                    if entry.is_symlink() and not Path(entry.path).resolve().is_relative_to(self.root):
+                    if entry.is_symlink() and not self._is_note_place(Path(entry.path).resolve()):
                         continue
                     if entry.is_dir(follow_symlinks=False):
                         todo.append((entry.path, f"{prefix}{name}/"))
@@ -135,10 +152,11 @@ class Vault:
         return found
 
     def stat(self, rel: str) -> FileStat | None:
-        """A regular file's modification time and size; None for anything else."""
+        """A regular file's modification time and size; None for anything else (and for
+        a path `abspath` refuses: the scan does not see it either)."""
         try:
             st = self.abspath(rel).stat()
-        except OSError:
+        except (OSError, VaultError):
             return None
         return FileStat(st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
@@ -221,6 +239,29 @@ class Vault:
             pass
         except OSError as exc:
             raise VaultError(f"cannot delete {rel}: {exc.strerror}") from None
+
+
+def _check_index_dir(path: Path) -> None:
+    """`.amem/` must be a real folder holding no symlinks: a vault (a cloned repository)
+    could carry a link there, and amem would then chmod, lock, truncate or write its
+    index into whatever the link names. Opened without following a link, so the chmod
+    goes to the folder that was checked."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        raise VaultError(f"{path} is not a folder (a symlink or a file): amem keeps its index only in a real folder",
+                         hint=f"remove it (`rm {path}`); amem then makes a new index from the notes") from None
+    try:
+        if os.fstat(fd).st_mode & 0o077:  # made by something else (an older amem, a copy, a umask)
+            os.fchmod(fd, 0o700)
+        links = [entry.name for entry in os.scandir(fd) if entry.is_symlink()]
+    finally:
+        os.close(fd)
+    if links:
+        raise VaultError(f"{path} holds symlinks ({', '.join(sorted(links))}): amem writes there only to files of its own",
+                         hint=f"remove them (`rm {path}/{sorted(links)[0]}`); amem then makes new ones")
 
 
 def _conflict(rel: str, saving: bool = False) -> ConflictError:

@@ -106,12 +106,14 @@ def command(name: str | None = None, **kwargs: Any) -> Callable:
 
 
 _served = None  # the warm server's container, while it runs a command
+_served_notices: list[str] = []  # what the settings of the command it runs ignored (see load_settings)
 
 
-def serving(c=None) -> None:
-    """Run the next commands (in the server) against this long-lived container; None: stop."""
-    global _served
-    _served = c
+def serving(c=None, notices: list[str] | None = None) -> None:
+    """Run the next commands (in the server) against this long-lived container, telling
+    each command's client `notices` as this process would have; None: stop."""
+    global _served, _served_notices
+    _served, _served_notices = c, list(notices or [])
 
 
 def served() -> bool:
@@ -134,22 +136,31 @@ def _vault_root(ctx: typer.Context | None) -> str:
     return str(flags.get("dir") or os.getcwd())
 
 
+def run_settings(ctx: typer.Context, notices: list[str] | None = None):
+    """The settings for this run (flags win); see `load_settings` for `notices`."""
+    from ..config import load_settings
+
+    flags = ctx.find_root().obj or {}
+    return load_settings(dir=flags.get("dir"), embedder=flags.get("embedder"), llm=flags.get("llm"), model=flags.get("model"),
+                         llm_url=flags.get("llm_url"), notices=notices)
+
+
 def container(ctx: typer.Context, *, create: bool = False):
     """The services for this run, built from the settings (flags win)."""
-    from ..config import load_settings
     from ..container import Container
 
     root_ctx = ctx.find_root()
     flags = root_ctx.obj or {}
     if "container" not in flags and _served is not None:
         flags["container"] = _served
+        for notice in _served_notices:
+            warn(notice)
         root_ctx.call_on_close(lambda: _warn_problems(_served))
     if "container" not in flags:
-        c = Container(
-            load_settings(dir=flags.get("dir"), embedder=flags.get("embedder"), llm=flags.get("llm"), model=flags.get("model"),
-                          llm_url=flags.get("llm_url")),
-            create=create,
-        )
+        notices: list[str] = []
+        c = Container(run_settings(ctx, notices), create=create)
+        for notice in notices:
+            warn(notice)
         flags["container"] = c
 
         def close() -> None:

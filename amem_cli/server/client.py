@@ -21,8 +21,9 @@ from pathlib import Path
 GLOBAL_OPTIONS = {"--dir": True, "-d": True, "--embedder": True, "--llm": True, "--model": True, "--llm-url": True}
 # Commands worth starting a server for: they load a model.
 STARTS_SERVER = {"add", "search", "context", "process", "evolve", "import", "ingest"}
-# Commands that never go through a server: they are the server, or need this terminal.
-LOCAL_ONLY = {"serve", "server", "edit", "init", "mcp"}
+# Commands that never go through a server: they are the server, need this terminal, or
+# write the user's own files (`trust`: the server may have another user config).
+LOCAL_ONLY = {"serve", "server", "edit", "init", "mcp", "trust"}
 START_TIMEOUT = 60.0  # seconds a starting server may take before the CLI works alone
 # Commands this process may do itself when the server took them and died before it
 # answered: they change nothing, or doing them twice does no harm (an import skips
@@ -51,9 +52,12 @@ def socket_path(index_dir: Path) -> Path:
 
 def call(index_dir: Path, message: dict, timeout: float | None = None) -> dict:
     """One request, one reply. Raises OSError when no server listens."""
+    path = socket_path(index_dir)
+    if not stat.S_ISSOCK(os.lstat(path).st_mode):  # a symlink (a vault may carry one) could lead to anyone's socket
+        raise ConnectionRefusedError(f"{path} is not a socket")
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
-        sock.connect(str(socket_path(index_dir)))
+        sock.connect(str(path))
         sock.sendall(json.dumps(message).encode() + b"\n")
         sock.shutdown(socket.SHUT_WR)
         chunks = []
@@ -90,13 +94,14 @@ def split_argv(argv: list[str]) -> tuple[dict[str, str], str | None, bool]:
     return flags, None, no_server
 
 
-def settings_for(flags: dict[str, str], environ: dict[str, str] | None = None, dir: str | None = None):
-    """The settings a command with these global options runs with."""
+def settings_for(flags: dict[str, str], environ: dict[str, str] | None = None, dir: str | None = None,
+                 notices: list[str] | None = None):
+    """The settings a command with these global options runs with (see `load_settings`)."""
     from ..config import load_settings
 
     return load_settings(
         environ, dir=dir or flags.get("--dir") or flags.get("-d"), embedder=flags.get("--embedder"),
-        llm=flags.get("--llm"), model=flags.get("--model"), llm_url=flags.get("--llm-url"),
+        llm=flags.get("--llm"), model=flags.get("--model"), llm_url=flags.get("--llm-url"), notices=notices,
     )
 
 
@@ -114,15 +119,25 @@ def vault_dir(flags: dict[str, str]) -> Path:
     return Path(settings_for(flags).dir).expanduser().absolute()  # the user config's, or the platform's folder
 
 
-def start(settings, flags: dict[str, str]) -> None:
+def start(settings, flags: dict[str, str]) -> bool:
     """Start the server for this vault in the background (it outlives this command),
-    with the command's own global options, so that it works with the same settings."""
-    index_dir = Path(settings.dir) / ".amem"
-    log = open(index_dir / "server.log", "ab")
+    with the command's own global options, so that it works with the same settings.
+    False when the vault's checks fail: the command then runs here and says why."""
+    from ..errors import AmemError
+    from ..store import Vault
+
+    try:
+        Vault(settings.dir).ensure()  # what the server does first: a refusal here, not a minute's wait for it
+        log = os.open(Path(settings.dir) / ".amem" / "server.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except (AmemError, OSError):
+        return False
     options = [part for name, value in flags.items() if name not in ("--dir", "-d") for part in (name, value)]
     cmd = [sys.executable, "-m", "amem_cli", *options, "--dir", str(Path(settings.dir).expanduser().absolute()), "serve"]
-    subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
-    log.close()
+    try:
+        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
+    finally:
+        os.close(log)
+    return True
 
 
 def wait_until_up(index_dir: Path, timeout: float) -> bool:
@@ -156,7 +171,10 @@ def run_via_server(argv: list[str]) -> int | None:
     except Exception:
         return None  # the in-process run reports bad settings properly
     index_dir = root / ".amem"
-    if not index_dir.is_dir():
+    try:
+        if not stat.S_ISDIR(os.lstat(index_dir).st_mode):  # not through a link: this process's vault check refuses one
+            return None
+    except OSError:
         return None
     try:
         socket_path(index_dir)
@@ -188,7 +206,8 @@ def run_via_server(argv: list[str]) -> int | None:
                 return None
             if settings.server == "off":
                 return None
-            start(settings, flags)
+            if not start(settings, flags):
+                return None
             started = True
             if not wait_until_up(index_dir, START_TIMEOUT):
                 return None

@@ -236,7 +236,9 @@ class Server:
                 return {"error": "argv must be a list of strings"}
             if split_argv(argv)[1] in LOCAL_ONLY:  # `serve`, `mcp`, `edit` here would take the server over
                 return {"error": f"{split_argv(argv)[1]!r} runs only in the command's own process"}
-            settings = settings_for(split_argv(request["argv"])[0], dict(request.get("env") or {}), dir=request.get("dir"))
+            notices: list[str] = []  # told to this client, as its own process would (not to the log)
+            settings = settings_for(split_argv(request["argv"])[0], dict(request.get("env") or {}), dir=request.get("dir"),
+                                    notices=notices)
             if settings.server == "off":
                 return {"retry": "off"}
             if settings_key(settings) != self.key:
@@ -246,7 +248,7 @@ class Server:
                     return {"retry": "stopping"}  # the client does it in its own process
                 self._running += 1
             try:
-                return self._run(request)
+                return self._run(request, notices)
             finally:
                 self.last_request = time.monotonic()
                 with self._commands:
@@ -255,7 +257,7 @@ class Server:
                 self.worker.wake.set()
         return {"error": f"unknown request {op!r}"}
 
-    def _run(self, request: dict) -> dict:
+    def _run(self, request: dict, notices: list[str]) -> dict:
         from ..cli import app as cli
         from ..cli import output
 
@@ -273,7 +275,7 @@ class Server:
             # the command gets its turn back from another (see `Turn.paused`).
             output.console.width = output.err_console.width = int(request.get("width") or 80)
             os.chdir(request.get("cwd") or "/")
-            cli.serving(self.container)
+            cli.serving(self.container, notices)
 
         with self.turn.held(resume=take_over):
             self.requests += 1

@@ -10,7 +10,7 @@ import typer
 
 from ..app import command, container
 from ..options import IdArg, JsonOpt
-from ..output import console, escape, print_json
+from ..output import console, escape, print_json, printable
 
 
 @command("boxes")
@@ -36,11 +36,11 @@ def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) ->
         print_json([_public(r) for r in revisions])
         return
     if not revisions:
-        console.print(f"[dim]{note_id} has not been changed by evolution.[/]")
+        console.print(f"[dim]{escape(note_id)} has not been changed by evolution.[/]")
         return
     for r in revisions:
         cause = f" after {r['cause']}" if r["cause"] else ""
-        console.print(f"[bold]revision {r['seq']}[/] {r['at']}{escape(cause)} [dim]({escape(r['model'] or '')})[/]")
+        console.print(f"[bold]revision {r['seq']}[/] {escape(str(r['at']))}{escape(cause)} [dim]({escape(r['model'] or '')})[/]")
         before = [f"context: {r['old_context']}", f"tags: {', '.join(json.loads(r['old_tags']))}"]
         after = [f"context: {r['new_context']}", f"tags: {', '.join(json.loads(r['new_tags']))}"]
         for line in difflib.unified_diff(before, after, "before", "after", lineterm="", n=0):
@@ -55,7 +55,7 @@ def undo(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> No
     if json_output:
         print_json(note.to_dict())
     else:
-        typer.echo(f"restored {note.id}")
+        typer.echo(f"restored {printable(note.id)}")
 
 
 def _public(revision: dict) -> dict:
@@ -96,13 +96,13 @@ def evolve(
         return
     verb = "would" if dry_run else "did"
     if not result["links"] and not result["evolutions"]:
-        console.print(f"[dim]Nothing to change for {note_id}.[/]")
+        console.print(f"[dim]Nothing to change for {escape(note_id)}.[/]")
     for target in result["links"]:
-        console.print(f"{verb} link {note_id} -> {target}")
+        console.print(f"{verb} link {escape(note_id)} -> {escape(target)}")
     for target, changes in result["evolutions"].items():
         for key, value in changes.items():
             shown = ", ".join(value) if isinstance(value, list) else value
-            console.print(f"{verb} change {target} {key}: {escape(str(shown))}")
+            console.print(f"{verb} change {escape(target)} {escape(key)}: {escape(str(shown))}")
 
 
 @command("process")

@@ -11,7 +11,7 @@ from ...errors import UsageError
 from ..app import command, container
 from ..completions import complete_ids
 from ..options import BoxOpt, JsonOpt, TagOpt
-from ..output import console, escape, print_json
+from ..output import console, escape, json_printable, print_json, printable
 
 
 def _formats() -> list[str]:
@@ -65,8 +65,8 @@ def graph(
     else:
         kind = fmt or ("json" if json_output and not output else "mermaid")
         target, text = output, views.render(g, kind)
-    if target is None:
-        typer.echo(text, nl=False)
+    if target is None:  # a terminal, perhaps: a file gets the text as it is
+        typer.echo(json_printable(text) if kind == "json" else printable(text, lines=True), nl=False)
         return
     _write(target, text)
     if json_output:

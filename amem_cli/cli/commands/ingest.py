@@ -11,7 +11,7 @@ import typer
 from ...errors import NotFoundError, UsageError
 from ..app import command, container
 from ..options import JsonOpt, NoRedactOpt
-from ..output import print_json
+from ..output import print_json, printable
 
 
 def _read(file: str) -> tuple[str, str]:
@@ -56,6 +56,6 @@ def ingest(
         print_json(total)
         return
     for r in reports:
-        typer.echo(f"ingested {len(r.ids)} notes from {r.name} ({r.redactions} redactions, {r.skipped} already present)")
+        typer.echo(f"ingested {len(r.ids)} notes from {printable(r.name)} ({r.redactions} redactions, {r.skipped} already present)")
         for s in r.similar:
-            typer.echo(f"similar: {s['id']} ~ {s['similar_to']} ({s['score']:.2f})")
+            typer.echo(f"similar: {printable(s['id'])} ~ {printable(s['similar_to'])} ({s['score']:.2f})")

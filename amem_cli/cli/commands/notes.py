@@ -15,7 +15,7 @@ from ...redact import REDACTED
 from ..app import command, container, served
 from ..completions import complete_boxes, complete_ids, complete_tags
 from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, NoRedactOpt, SinceOpt, TagOpt, UntilOpt
-from ..output import console, escape, print_json, snippet, warn
+from ..output import console, escape, print_json, printable, snippet, warn
 
 
 def _parse_meta(items: list[str] | None) -> dict[str, str]:
@@ -74,7 +74,7 @@ def add(
     if json_output:
         print_json(note.to_dict())
     else:
-        typer.echo(note.id)
+        typer.echo(printable(note.id))
 
 
 @command("show")
@@ -84,20 +84,20 @@ def show(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> No
     if json_output:
         print_json(note.to_dict())
         return
-    console.print(f"[bold]{note.id}[/]  [dim]{note.created_at.isoformat() if note.created_at else ''}[/]")
+    console.print(f"[bold]{escape(note.id)}[/]  [dim]{note.created_at.isoformat() if note.created_at else ''}[/]")
     for label, values in (("keywords", note.keywords), ("tags", note.tags), ("boxes", note.boxes)):
         if values:
             console.print(f"[dim]{label}:[/] {escape(', '.join(values))}")
     if note.context:
         console.print(f"[dim]context:[/] {escape(note.context)}")
     if note.links:
-        console.print(f"[dim]links:[/] {' '.join(note.links)}")
+        console.print(f"[dim]links:[/] {escape(' '.join(note.links))}")
     if note.backlinks:
-        console.print(f"[dim]backlinks:[/] {' '.join(note.backlinks)}")
+        console.print(f"[dim]backlinks:[/] {escape(' '.join(note.backlinks))}")
     if note.metadata:
         console.print(f"[dim]metadata:[/] {escape(str(note.metadata))}")
     console.print()
-    console.print(escape(note.content))
+    console.print(escape(note.content, lines=True))
 
 
 @command("list")
@@ -129,7 +129,7 @@ def list_(
     for n in notes:
         date = n.created_at.strftime("%Y-%m-%d") if n.created_at else ""
         tags = f" [cyan]{escape(' '.join('#' + t for t in n.tags))}[/]" if n.tags else ""
-        console.print(f"[bold]{n.id}[/] [dim]{date}[/] {escape(snippet(n.content, 80))}{tags}")
+        console.print(f"[bold]{escape(n.id)}[/] [dim]{date}[/] {escape(snippet(n.content, 80))}{tags}")
 
 
 @command("edit")
@@ -154,7 +154,7 @@ def edit(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> No
     if json_output:
         print_json(note.to_dict())
     else:
-        typer.echo(note.id)
+        typer.echo(printable(note.id))
 
 
 @command("rm")
@@ -170,4 +170,4 @@ def rm(
         print_json({"removed": removed})
     else:
         for i in removed:
-            typer.echo(f"removed {i}")
+            typer.echo(f"removed {printable(i)}")

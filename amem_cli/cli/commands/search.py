@@ -8,7 +8,7 @@ import typer
 
 from ..app import command, container
 from ..options import BoxOpt, JsonOpt, LimitOpt, SinceOpt, TagOpt, UntilOpt
-from ..output import console, escape, print_json, snippet
+from ..output import console, escape, print_json, printable, snippet
 
 
 @command("search")
@@ -35,7 +35,7 @@ def search(
     for rank, hit in enumerate(hits, 1):
         n = hit.note
         date = n.created_at.strftime("%Y-%m-%d") if n.created_at else ""
-        console.print(f"{rank:>2}. [bold]{n.id}[/] [dim]{date} score {hit.score:.4f}[/]")
+        console.print(f"{rank:>2}. [bold]{escape(n.id)}[/] [dim]{date} score {hit.score:.4f}[/]")
         console.print(f"    {escape(snippet(n.content, 110))}")
         if n.context:
             console.print(f"    [dim]{escape(snippet(n.context, 110))}[/]")
@@ -73,4 +73,4 @@ def context(
     if json_output:
         print_json({"query": query, "context": text, "tokens": estimate_tokens(text), "notes": [n.id for n in notes]})
     else:
-        typer.echo(text)
+        typer.echo(printable(text, lines=True))

@@ -10,7 +10,7 @@ import typer
 from ...errors import AmemError, VaultError
 from ..app import app, command, container
 from ..options import JsonOpt
-from ..output import console, print_json
+from ..output import console, escape, print_json, printable
 
 server_app = typer.Typer(help="Look after the vault's warm background server.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(server_app, name="server")
@@ -57,7 +57,7 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     if json_output:
         print_json({"running": info is not None, **(info or {})})
     elif info is None:
-        console.print(f"no server runs for {container(ctx).vault.root}")
+        console.print(f"no server runs for {escape(str(container(ctx).vault.root))}")
     else:
         console.print(
             f"running: pid {info['pid']}, since {info['started']}, {info['requests']} requests, "
@@ -124,4 +124,4 @@ def logs(
         return
     with path.open(encoding="utf-8", errors="replace") as fh:
         for line in deque(fh, maxlen=lines):
-            console.print(line.rstrip("\n"), markup=False)
+            console.print(printable(line.rstrip("\n")), markup=False)

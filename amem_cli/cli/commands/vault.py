@@ -1,12 +1,13 @@
-"""Commands on the whole vault: init, config, reindex, status, doctor."""
+"""Commands on the whole vault: init, config, trust, reindex, status, doctor."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..app import command, container
+from ..app import command, container, run_settings
 from ..options import JsonOpt
 from ...errors import InconsistentError, UsageError
 from ..output import console, escape, print_json, warn
@@ -24,7 +25,7 @@ def init(
     json_output: JsonOpt = False,
 ) -> None:
     """Create a vault (a folder you may keep under git)."""
-    from ...config import VAULT_CONFIG, profile_toml
+    from ...config import VAULT_CONFIG, profile_toml, trust_vault
     from ...store import content_hash
 
     toml = profile_toml(profile) if profile else None  # an unknown profile fails before anything is written
@@ -33,6 +34,7 @@ def init(
         if (c.vault.root / VAULT_CONFIG).exists():
             raise UsageError(f"{c.vault.root / VAULT_CONFIG} exists already", hint="edit it, or remove it first")
         c.vault.write_text(VAULT_CONFIG, toml)
+        trust_vault(c.vault.root)  # amem wrote it for this user: theirs, as long as it stays as written
     gitignore = c.vault.root / ".gitignore"
     if not gitignore.exists():
         c.vault.write_text(".gitignore", GITIGNORE)
@@ -42,7 +44,8 @@ def init(
     if json_output:
         print_json({"vault": str(c.vault.root), "notes": c.index.count(), "indexed": report.added, "profile": profile})
     else:
-        console.print(f"Vault ready at [bold]{c.vault.root}[/] ({c.index.count()} notes" + (f", profile {profile})." if profile else ")."))
+        console.print(f"Vault ready at [bold]{escape(str(c.vault.root))}[/] ({c.index.count()} notes"
+                      + (f", profile {profile})." if profile else ")."))
 
 
 @command("config")
@@ -62,7 +65,49 @@ def config(
         print_json(settings)
     else:
         for key, value in settings.items():
-            console.print(f"{key:<20} {value if value is not None else '[dim]-[/]'}")
+            console.print(f"{key:<20} {escape(str(value)) if value is not None else '[dim]-[/]'}")
+
+
+@command("trust")
+def trust(
+    ctx: typer.Context,
+    list_: Annotated[bool, typer.Option("--list", help="List the vaults trusted, and whether their amem.toml changed since.")] = False,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Trust this vault's amem.toml no longer.")] = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """Trust this vault's amem.toml as it is now: only then may it set what sends notes
+    away or loads models (llm_url, chroma_url, model and the like; see the README).
+    Recorded beside your user config, not in the vault; any change to the file needs
+    trusting again."""
+    from ...config import revoke_trust, trust_path, trust_vault, trusted_vaults_state
+
+    if list_ and revoke:
+        raise UsageError("--list and --revoke go one at a time", hint="run amem trust twice")
+    if list_:
+        rows = trusted_vaults_state()
+        if json_output:
+            print_json({"record": str(trust_path()), "vaults": rows})
+            return
+        if not rows:
+            console.print("[dim]No vault is trusted.[/]")
+        state = {False: "", True: " [yellow](amem.toml changed since: not trusted)[/]", None: " [dim](no amem.toml)[/]"}
+        for row in rows:
+            console.print(f"{escape(row['vault'])}{state[row['changed']]}")
+        return
+    vault = Path(run_settings(ctx).dir).expanduser().resolve()
+    if revoke:
+        done = revoke_trust(vault)
+        if json_output:
+            print_json({"vault": str(vault), "revoked": done})
+        else:
+            console.print(f"{escape(str(vault))}: " + ("no longer trusted" if done else "was not trusted"))
+        return
+    path, held = trust_vault(vault)
+    if json_output:
+        print_json({"vault": str(vault), "file": str(path), "settings": held})
+    else:
+        allowed = f"it may set {', '.join(held)}" if held else "it sets nothing that needs trust"
+        console.print(f"trusted {escape(str(path))} as it is now: {allowed}")
 
 
 @command("reindex")
@@ -100,13 +145,13 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     if json_output:
         print_json(st.to_dict())
         return
-    console.print(f"[bold]Vault[/] {st.vault}")
+    console.print(f"[bold]Vault[/] {escape(st.vault)}")
     console.print(f"  notes {st.notes}, indexed {st.indexed}, embedded {st.embedded}, links {st.links}, boxes {st.boxes}")
     console.print(f"  files changed since the last index: {st.pending_changes}")
     model = f"{st.embedding_model} ({st.embedding_dimensions} dimensions)" if st.embedding_model else "none yet"
-    console.print(f"  embedding model: {model}; vectors: {st.vector_store}")
+    console.print(f"  embedding model: {escape(model)}; vectors: {escape(st.vector_store)}")
     for e in st.errors:
-        console.print(f"  [red]problem:[/] {e}")
+        console.print(f"  [red]problem:[/] {escape(e)}")
 
 
 @command("doctor")
