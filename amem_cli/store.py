@@ -14,8 +14,9 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from .errors import ConflictError, VaultError
+from .errors import ConflictError, UsageError, VaultError
 from .ids import check_id
+from .utf8 import mend
 
 INDEX_DIR = ".amem"
 LOCK_NOTICE = 3.0  # seconds of waiting for the write lock before saying so
@@ -41,9 +42,13 @@ class Vault:
         self.root = root.expanduser().resolve()
         self.index_dir = self.root / INDEX_DIR
         self._lock: WriterLock | None = None
+        self.bad_names: list[str] = []  # see `scan`
 
     # -- checks -----------------------------------------------------------
     def ensure(self, create: bool = False) -> None:
+        if mend(str(self.root))[1]:  # SQLite and Chroma take their files' paths as UTF-8 text
+            raise UsageError(f"the vault's path {mend(str(self.root))[0]} is not UTF-8",
+                             hint="rename the folder: amem keeps its index in it, and the index needs a UTF-8 path")
         if not self.root.exists():
             if not create:
                 raise VaultError(
@@ -101,9 +106,11 @@ class Vault:
         return path
 
     def scan(self) -> dict[str, FileStat]:
-        """Every note file: `*.md` below the root, skipping hidden folders and
-        symlinks that lead out of the vault. (os.scandir: one stat per file.)"""
+        """Every note file: `*.md` below the root, skipping hidden folders, symlinks that
+        lead out of the vault and names that are not UTF-8 (`bad_names` lists those).
+        (os.scandir: one stat per file.)"""
         found: dict[str, FileStat] = {}
+        self.bad_names = []
         root = str(self.root)
         todo = [(root, "")]
         while todo:
@@ -118,6 +125,10 @@ class Vault:
                     continue
                 try:
                     if entry.is_symlink() and not Path(entry.path).resolve().is_relative_to(self.root):
+                        continue
+                    if mend(name)[1]:  # no index can hold its path (SQLite's text is UTF-8)
+                        if name.endswith(".md") or entry.is_dir(follow_symlinks=False):
+                            self.bad_names.append(mend(prefix + name)[0])
                         continue
                     if entry.is_dir(follow_symlinks=False):
                         todo.append((entry.path, f"{prefix}{name}/"))

@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..utf8 import raw_stdin
+
 # Global options before the command, and whether each takes a value.
 GLOBAL_OPTIONS = {"--dir": True, "-d": True, "--embedder": True, "--llm": True, "--model": True, "--llm-url": True}
 # Commands worth starting a server for: they load a model.
@@ -194,7 +196,9 @@ def run_via_server(argv: list[str]) -> int | None:
                 return None
             continue
         if reply.get("retry") == "stdin" and request["stdin"] is None:
-            request["stdin"] = sys.stdin.read()  # only now: a command that never reads it must not wait on it
+            # Only now: a command that never reads it must not wait on it. Bytes that are not
+            # UTF-8 go as surrogate escapes; the command says how many it replaced.
+            request["stdin"] = raw_stdin()
             continue
         if "code" not in reply:
             if reply.get("retry") == "settings":

@@ -20,6 +20,7 @@ from ..models import Note, Status, SyncReport
 from ..pipeline.construct import BatchedEmbedder, unaided
 from ..store import MAX_NOTE_BYTES, FileStat, Vault, content_hash
 from ..sync import plan_changes
+from ..utf8 import mend
 
 EMBED_BATCH = 256
 PREFETCHED = 2048  # texts embedded ahead and not yet used, at most (two import batches and more)
@@ -72,8 +73,10 @@ class Indexer:
 
     def _on_disk(self, paths: list[str] | None) -> dict[str, FileStat]:
         if paths is None:
-            return self.vault.scan()
-        return {p: stat for p in paths if (stat := self.vault.stat(p)) is not None}
+            disk = self.vault.scan()
+            self.problems.extend(f"{name}: its name is not UTF-8, so it was skipped; rename it" for name in self.vault.bad_names)
+            return disk
+        return {p: stat for p in paths if not mend(p)[1] and (stat := self.vault.stat(p)) is not None}
 
     @staticmethod
     def _known(rows: dict) -> dict[str, FileStat]:
