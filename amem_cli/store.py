@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import os
@@ -16,6 +17,7 @@ from filelock import FileLock, Timeout
 
 from .errors import ConflictError, UsageError, VaultError
 from .ids import check_id
+from .places import private_dir
 from .utf8 import mend
 
 INDEX_DIR = ".amem"
@@ -38,8 +40,12 @@ def content_hash(data: bytes) -> str:
 class Vault:
     """A folder of Markdown notes. Paths handed out are relative to the root, POSIX style."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, cache: Path | None = None):
+        """`cache`: where a folder for the vault's index is made when the vault cannot be
+        written (else such a vault is refused)."""
         self.root = root.expanduser().resolve()
+        self.cache = cache
+        self.read_only = False
         self.index_dir = self.root / INDEX_DIR
         self._lock: WriterLock | None = None
         self.bad_names: list[str] = []  # see `scan`
@@ -61,19 +67,42 @@ class Vault:
                 raise VaultError(f"cannot create the vault {self.root}: {exc.strerror}") from None
         if not self.root.is_dir():
             raise VaultError(f"{self.root} is not a folder", hint="pass --dir a folder")
+        refused = self._not_writable()
+        if refused is None:
+            return
+        if self.cache is None or refused.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise VaultError(
+                f"cannot write to the vault {self.root}: {refused.strerror}",
+                hint="check the folder's permissions or choose another with --dir",
+            )
+        # Read, not written (a read-only mount, someone else's folder): the index goes to
+        # a private folder of this vault's own in the user's cache; writes are refused.
+        try:
+            self.index_dir = private_dir(self.cache / "vaults" / hashlib.sha256(os.fsencode(self.root)).hexdigest()[:16])
+        except OSError as exc:
+            raise VaultError(f"the vault {self.root} is read-only, and its index cannot be kept in {self.cache}: {exc}",
+                             hint="set cache_dir (AMEM_CACHE_DIR) to a folder of yours") from None
+        self.read_only = True
+
+    def _not_writable(self) -> OSError | None:
+        """Why amem may not write the vault and its `.amem/` (made here if missing); None if it may."""
         try:
             self.index_dir.mkdir(mode=0o700, exist_ok=True)  # the index and the server's socket: the owner's only
             if self.index_dir.stat().st_mode & 0o077:  # made by something else (an older amem, a copy, a umask)
                 self.index_dir.chmod(0o700)
         except OSError as exc:
+            return exc
+        if not (os.access(self.root, os.W_OK) and os.access(self.index_dir, os.W_OK)):
+            return PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        return None
+
+    def check_writable(self) -> None:
+        """Refuse a write to a vault amem may only read (see `ensure`), before anything changes."""
+        if self.read_only:
             raise VaultError(
-                f"cannot write to the vault {self.root}: {exc.strerror}",
-                hint="check the folder's permissions or choose another with --dir",
-            ) from None
-        if not os.access(self.root, os.W_OK):
-            raise VaultError(
-                f"cannot write to the vault {self.root}",
-                hint="check the folder's permissions or choose another with --dir",
+                f"the vault {self.root} is read-only: nothing was changed",
+                hint=f"make it writable (remount it read-write) to change it; reading and searching work as they are "
+                     f"(the index is kept in {self.index_dir})",
             )
 
     def lock(self) -> "WriterLock":
@@ -164,6 +193,7 @@ class Vault:
         then each is renamed over its file (a crash leaves each file whole, old or new). An
         import rewrites three files a note, and an fsync each cost it more than its index
         work. A conflict (see `write_text`) is found before anything is written."""
+        self.check_writable()
         paths = [self.abspath(rel) for rel, _, _ in items]
         for (rel, _, expect_hash), path in zip(items, paths):
             if expect_hash is not None:
@@ -204,6 +234,7 @@ class Vault:
         return stats
 
     def delete(self, rel: str) -> None:
+        self.check_writable()
         try:
             self.abspath(rel).unlink()
         except FileNotFoundError:

@@ -11,12 +11,12 @@ import io
 import json
 import os
 import socket
-import stat
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from ..places import private_dir
 from ..utf8 import raw_stdin
 
 # Global options before the command, and whether each takes a value.
@@ -43,11 +43,7 @@ def socket_path(index_dir: Path) -> Path:
     path = index_dir / "server.sock"
     if len(os.fsencode(path)) < 100:
         return path
-    base = Path(os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/amem-{os.getuid()}")
-    base.mkdir(mode=0o700, exist_ok=True)
-    info = base.lstat()
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise PermissionError(f"{base} is not a folder of this user's only: no server socket in it")
+    base = private_dir(Path(os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/amem-{os.getuid()}"))
     return base / (hashlib.sha1(os.fsencode(index_dir)).hexdigest()[:16] + ".sock")
 
 
@@ -158,8 +154,8 @@ def run_via_server(argv: list[str]) -> int | None:
     except Exception:
         return None  # the in-process run reports bad settings properly
     index_dir = root / ".amem"
-    if not index_dir.is_dir():
-        return None
+    if not index_dir.is_dir() or not os.access(index_dir, os.W_OK):
+        return None  # a new vault, or one amem may only read: work alone
     try:
         socket_path(index_dir)
     except OSError:
@@ -190,7 +186,10 @@ def run_via_server(argv: list[str]) -> int | None:
                 return None
             if settings.server == "off":
                 return None
-            start(settings, flags)
+            try:
+                start(settings, flags)
+            except OSError:  # no room for its log, no process to spare: work alone
+                return None
             started = True
             if not wait_until_up(index_dir, START_TIMEOUT):
                 return None

@@ -274,6 +274,7 @@ class Doctor:
     def fix(self) -> DoctorReport:
         """Repair what `check` finds, from the files; then check again. The returned report
         holds what is still wrong (nothing, normally) and what was done."""
+        self.c.vault.check_writable()
         with self.c.vault.lock():
             before = self.check()
             fixed: list[str] = []

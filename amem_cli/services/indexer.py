@@ -309,6 +309,7 @@ class Indexer:
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
         """Rebuild SQLite from the files and re-embed every note."""
+        self.vault.check_writable()  # a read-only vault's index is rebuilt by removing it from the cache
         with self.vault.lock():
             self.index.reset()
             report = self.sync(progress=progress, force=True)

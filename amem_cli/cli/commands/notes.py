@@ -136,6 +136,7 @@ def list_(
 def edit(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
     """Open a note in $EDITOR, then index the result."""
     c = container(ctx)
+    c.vault.check_writable()  # before an editor opens a file it could not save
     c.notes.get(note_id)  # an unknown id fails here, before an editor opens
     rel = c.notes.path_of(note_id)
     path = c.vault.abspath(rel)
