@@ -26,6 +26,7 @@ STARTS_SERVER = {"add", "search", "context", "process", "evolve", "import", "ing
 # Commands that never go through a server: they are the server, or need this terminal.
 LOCAL_ONLY = {"serve", "server", "edit", "init", "mcp"}
 START_TIMEOUT = 60.0  # seconds a starting server may take before the CLI works alone
+CONNECT_PATIENCE = 10.0  # seconds a client waits for room in a busy server's queue of connections
 # Commands this process may do itself when the server took them and died before it
 # answered: they change nothing, or doing them twice does no harm (an import skips
 # the lines it has). Any other (`add`, `undo`, `delete`...) might be done twice.
@@ -51,7 +52,7 @@ def call(index_dir: Path, message: dict, timeout: float | None = None) -> dict:
     """One request, one reply. Raises OSError when no server listens."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
-        sock.connect(str(socket_path(index_dir)))
+        _connect(sock, str(socket_path(index_dir)))
         sock.sendall(json.dumps(message).encode() + b"\n")
         sock.shutdown(socket.SHUT_WR)
         chunks = []
@@ -61,6 +62,20 @@ def call(index_dir: Path, message: dict, timeout: float | None = None) -> dict:
             return json.loads(b"".join(chunks))
         except (OSError, ValueError) as exc:
             raise NoReply(str(exc) or "no reply") from None
+
+
+def _connect(sock: socket.socket, path: str) -> None:
+    """Connect, trying again for a while when the server's queue of connections is full
+    (EAGAIN: a burst of commands at once), rather than take a busy server for none."""
+    deadline = time.monotonic() + CONNECT_PATIENCE
+    while True:
+        try:
+            sock.connect(path)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def split_argv(argv: list[str]) -> tuple[dict[str, str], str | None, bool]:
