@@ -12,6 +12,7 @@ from .embed.base import Embedder
 from .index.sqlite import SqliteIndex
 from .index.vectors import VectorIndex
 from .llm.base import LLM
+from .places import cache_root
 from .services.importer import Importer
 from .services.indexer import Indexer
 from .services.ingest import Ingester
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 class Container:
     def __init__(self, settings: Settings, *, create: bool = False):
         self.settings = settings
-        self.vault = Vault(settings.dir)
+        self.vault = Vault(settings.dir, cache=cache_root(settings.cache_dir))
         self.vault.ensure(create=create)
         # Called between an import's batches; a server gives waiting commands their turn.
         self.between_batches: Callable[[], None] = lambda: None

@@ -15,8 +15,10 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from .errors import ConflictError, VaultError
+from .errors import ConflictError, UsageError, VaultError
 from .ids import check_id
+from .places import private_dir
+from .utf8 import mend
 
 INDEX_DIR = ".amem"
 LOCK_NOTICE = 3.0  # seconds of waiting for the write lock before saying so
@@ -43,13 +45,21 @@ def content_hash(data: bytes) -> str:
 class Vault:
     """A folder of Markdown notes. Paths handed out are relative to the root, POSIX style."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, cache: Path | None = None):
+        """`cache`: where a folder for the vault's index is made when the vault cannot be
+        written (else such a vault is refused)."""
         self.root = root.expanduser().resolve()
+        self.cache = cache
+        self.read_only = False
         self.index_dir = self.root / INDEX_DIR
         self._lock: WriterLock | None = None
+        self.bad_names: list[str] = []  # see `scan`
 
     # -- checks -----------------------------------------------------------
     def ensure(self, create: bool = False) -> None:
+        if mend(str(self.root))[1]:  # SQLite and Chroma take their files' paths as UTF-8 text
+            raise UsageError(f"the vault's path {mend(str(self.root))[0]} is not UTF-8",
+                             hint="rename the folder: amem keeps its index in it, and the index needs a UTF-8 path")
         if not self.root.exists():
             if not create:
                 raise VaultError(
@@ -62,6 +72,25 @@ class Vault:
                 raise VaultError(f"cannot create the vault {self.root}: {exc.strerror}") from None
         if not self.root.is_dir():
             raise VaultError(f"{self.root} is not a folder", hint="pass --dir a folder")
+        refused = self._not_writable()
+        if refused is None:
+            return
+        if self.cache is None or refused.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise VaultError(
+                f"cannot write to the vault {self.root}: {refused.strerror}",
+                hint="check the folder's permissions or choose another with --dir",
+            )
+        # Read, not written (a read-only mount, someone else's folder): the index goes to
+        # a private folder of this vault's own in the user's cache; writes are refused.
+        try:
+            self.index_dir = private_dir(self.cache / "vaults" / hashlib.sha256(os.fsencode(self.root)).hexdigest()[:16])
+        except OSError as exc:
+            raise VaultError(f"the vault {self.root} is read-only, and its index cannot be kept in {self.cache}: {exc}",
+                             hint="set cache_dir (AMEM_CACHE_DIR) to a folder of yours") from None
+        self.read_only = True
+
+    def _not_writable(self) -> OSError | None:
+        """Why amem may not write the vault and its `.amem/` (made here if missing); None if it may."""
         try:
             try:
                 self.index_dir.mkdir(mode=0o700)  # the index and the server's socket: the owner's only
@@ -69,14 +98,18 @@ class Vault:
                 pass  # a folder, a link or a file: checked next
             _check_index_dir(self.index_dir)
         except OSError as exc:
+            return exc
+        if not (os.access(self.root, os.W_OK) and os.access(self.index_dir, os.W_OK)):
+            return PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        return None
+
+    def check_writable(self) -> None:
+        """Refuse a write to a vault amem may only read (see `ensure`), before anything changes."""
+        if self.read_only:
             raise VaultError(
-                f"cannot write to the vault {self.root}: {exc.strerror}",
-                hint="check the folder's permissions or choose another with --dir",
-            ) from None
-        if not os.access(self.root, os.W_OK):
-            raise VaultError(
-                f"cannot write to the vault {self.root}",
-                hint="check the folder's permissions or choose another with --dir",
+                f"the vault {self.root} is read-only: nothing was changed",
+                hint=f"make it writable (remount it read-write) to change it; reading and searching work as they are "
+                     f"(the index is kept in {self.index_dir})",
             )
 
     def lock(self) -> "WriterLock":
@@ -123,10 +156,11 @@ class Vault:
         return path.is_relative_to(self.root) and not self._in_hidden_folder(path)
 
     def scan(self) -> dict[str, FileStat]:
-        """Every note file: `*.md` below the root, skipping hidden folders and
-        symlinks that lead out of the vault or into a hidden folder. (os.scandir: one
-        stat per file.)"""
+        """Every note file: `*.md` below the root, skipping hidden folders, symlinks that
+        lead out of the vault or into a hidden folder, and names that are not UTF-8
+        (`bad_names` lists those). (os.scandir: one stat per file.)"""
         found: dict[str, FileStat] = {}
+        self.bad_names = []
         root = str(self.root)
         todo = [(root, "")]
         while todo:
@@ -141,6 +175,10 @@ class Vault:
                     continue
                 try:
                     if entry.is_symlink() and not self._is_note_place(Path(entry.path).resolve()):
+                        continue
+                    if mend(name)[1]:  # no index can hold its path (SQLite's text is UTF-8)
+                        if name.endswith(".md") or entry.is_dir(follow_symlinks=False):
+                            self.bad_names.append(mend(prefix + name)[0])
                         continue
                     if entry.is_dir(follow_symlinks=False):
                         todo.append((entry.path, f"{prefix}{name}/"))
@@ -189,6 +227,7 @@ class Vault:
         person saved over one since: theirs stays), and ConflictError lets the caller
         redo its change on the new bytes. A new file never replaces one that came
         meanwhile."""
+        self.check_writable()
         paths = [self.abspath(rel) for rel, _, _ in items]
         seen = [_unchanged(rel, path, expect) for (rel, _, expect), path in zip(items, paths)]
         temps: list[str] = []
@@ -233,6 +272,7 @@ class Vault:
         return stats
 
     def delete(self, rel: str) -> None:
+        self.check_writable()
         try:
             self.abspath(rel).unlink()
         except FileNotFoundError:

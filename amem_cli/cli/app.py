@@ -76,7 +76,7 @@ def command(name: str | None = None, **kwargs: Any) -> Callable:
         def wrapper(*args: Any, **kw: Any) -> Any:
             as_json = bool(kw.get("json_output"))
             try:
-                return fn(*args, **kw)
+                return fn(*args, **_mended(kw))
             except AmemError as exc:
                 fail(exc.message, exc.hint, as_json=as_json)
                 raise typer.Exit(exc.exit_code) from None
@@ -103,6 +103,39 @@ def command(name: str | None = None, **kwargs: Any) -> Callable:
         return fn
 
     return register
+
+
+def _mended(kw: dict[str, Any]) -> dict[str, Any]:
+    """The command's text arguments with their bytes that were not UTF-8 replaced (see
+    `utf8.mend`), and one warning if there were any. A `Path` argument is left as it is:
+    a file's name may be any bytes."""
+    from ..utf8 import mend, replaced
+
+    count = 0
+
+    def fix(value: Any) -> Any:
+        nonlocal count
+        if isinstance(value, str):
+            value, n = mend(value)
+            count += n
+        elif isinstance(value, list):
+            value = [fix(v) for v in value]
+        return value
+
+    kw = {name: fix(value) for name, value in kw.items()}
+    if count:
+        warn(replaced(count, "the arguments"))
+    return kw
+
+
+def read_stdin() -> str:
+    """All of standard input as text, its bytes that were not UTF-8 replaced (one warning)."""
+    from ..utf8 import mend, raw_stdin, replaced
+
+    text, count = mend(raw_stdin())
+    if count:
+        warn(replaced(count, "standard input"))
+    return text
 
 
 _served = None  # the warm server's container, while it runs a command

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AmemError
+from ..places import cache_root
 from .base import Embedder
 from .sentence import DEFAULT_MODEL, model_label, resolve_model_path
 
@@ -113,11 +114,7 @@ def onnx_path(model: str = DEFAULT_MODEL, cache_dir: str | Path | None = None) -
     identity = f"{layout.name}:{layout.dims}"
     key = hashlib.sha256(f"{identity}|{weights.name}|{stat.st_size}|{stat.st_mtime_ns}|{EXPORT_VERSION}".encode())
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(layout.name).name)
-    if cache_dir is None:
-        from platformdirs import user_cache_dir
-
-        cache_dir = user_cache_dir("amem")
-    return Path(cache_dir).expanduser() / "onnx" / f"{slug}-{layout.dims}-{key.hexdigest()[:16]}.onnx"
+    return cache_root(cache_dir) / "onnx" / f"{slug}-{layout.dims}-{key.hexdigest()[:16]}.onnx"
 
 
 def export_onnx(model: str = DEFAULT_MODEL, cache_dir: str | Path | None = None, *, force: bool = False) -> Path:

@@ -11,11 +11,13 @@ import io
 import json
 import os
 import socket
-import stat
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from ..places import private_dir
+from ..utf8 import raw_stdin
 
 # Global options before the command, and whether each takes a value.
 GLOBAL_OPTIONS = {"--dir": True, "-d": True, "--embedder": True, "--llm": True, "--model": True, "--llm-url": True}
@@ -25,6 +27,7 @@ STARTS_SERVER = {"add", "search", "context", "process", "evolve", "import", "ing
 # write the user's own files (`trust`: the server may have another user config).
 LOCAL_ONLY = {"serve", "server", "edit", "init", "mcp", "trust"}
 START_TIMEOUT = 60.0  # seconds a starting server may take before the CLI works alone
+CONNECT_PATIENCE = 10.0  # seconds a client waits for room in a busy server's queue of connections
 # Commands this process may do itself when the server took them and died before it
 # answered: they change nothing, or doing them twice does no harm (an import skips
 # the lines it has). Any other (`add`, `undo`, `delete`...) might be done twice.
@@ -42,11 +45,7 @@ def socket_path(index_dir: Path) -> Path:
     path = index_dir / "server.sock"
     if len(os.fsencode(path)) < 100:
         return path
-    base = Path(os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/amem-{os.getuid()}")
-    base.mkdir(mode=0o700, exist_ok=True)
-    info = base.lstat()
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise PermissionError(f"{base} is not a folder of this user's only: no server socket in it")
+    base = private_dir(Path(os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/amem-{os.getuid()}"))
     return base / (hashlib.sha1(os.fsencode(index_dir)).hexdigest()[:16] + ".sock")
 
 
@@ -57,7 +56,7 @@ def call(index_dir: Path, message: dict, timeout: float | None = None) -> dict:
         raise ConnectionRefusedError(f"{path} is not a socket")
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
-        sock.connect(str(path))
+        _connect(sock, str(path))
         sock.sendall(json.dumps(message).encode() + b"\n")
         sock.shutdown(socket.SHUT_WR)
         chunks = []
@@ -67,6 +66,20 @@ def call(index_dir: Path, message: dict, timeout: float | None = None) -> dict:
             return json.loads(b"".join(chunks))
         except (OSError, ValueError) as exc:
             raise NoReply(str(exc) or "no reply") from None
+
+
+def _connect(sock: socket.socket, path: str) -> None:
+    """Connect, trying again for a while when the server's queue of connections is full
+    (EAGAIN: a burst of commands at once), rather than take a busy server for none."""
+    deadline = time.monotonic() + CONNECT_PATIENCE
+    while True:
+        try:
+            sock.connect(path)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def split_argv(argv: list[str]) -> tuple[dict[str, str], str | None, bool]:
@@ -176,6 +189,8 @@ def run_via_server(argv: list[str]) -> int | None:
             return None
     except OSError:
         return None
+    if not os.access(index_dir, os.W_OK):
+        return None  # a vault amem may only read: work alone
     try:
         socket_path(index_dir)
     except OSError:
@@ -206,14 +221,19 @@ def run_via_server(argv: list[str]) -> int | None:
                 return None
             if settings.server == "off":
                 return None
-            if not start(settings, flags):
+            try:
+                if not start(settings, flags):
+                    return None
+            except OSError:  # no process to spare: work alone
                 return None
             started = True
             if not wait_until_up(index_dir, START_TIMEOUT):
                 return None
             continue
         if reply.get("retry") == "stdin" and request["stdin"] is None:
-            request["stdin"] = sys.stdin.read()  # only now: a command that never reads it must not wait on it
+            # Only now: a command that never reads it must not wait on it. Bytes that are not
+            # UTF-8 go as surrogate escapes; the command says how many it replaced.
+            request["stdin"] = raw_stdin()
             continue
         if "code" not in reply:
             if reply.get("retry") == "settings":

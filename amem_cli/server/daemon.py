@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 import socketserver
 import sys
 import threading
@@ -114,6 +115,8 @@ class Server:
         """Serve until stopped or idle; the caller's process is the server."""
         if not self._only_server():
             raise VaultError("another amem server is serving this vault", hint="`amem server status` shows it")
+        folder = os.stat(self.index_dir)
+        self._folder = (folder.st_dev, folder.st_ino)
         sys.stdout, sys.stderr, sys.stdin = self._stdout, self._stderr, self._stdin
         c = self.container
         c.indexer.watch()
@@ -164,6 +167,16 @@ class Server:
         self._lock_fd = fd  # kept open: closing it would let go of the lock
         return True
 
+    def _vault_gone(self) -> bool:
+        """Whether the folder this server's lock and index are in was removed (`rm -rf
+        .amem`) or replaced: the next command then makes a new one, and a new server with
+        a lock of its own; this one must not serve on, nor write beside it."""
+        try:
+            folder = os.stat(self.index_dir)
+        except FileNotFoundError:
+            return True
+        return os.fstat(self._lock_fd).st_nlink == 0 or (folder.st_dev, folder.st_ino) != self._folder
+
     def _listen(self):
         server_self = self
 
@@ -188,6 +201,9 @@ class Server:
 
         class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             daemon_threads = True
+            # socketserver's default of 5 waiting connections turned a burst of commands
+            # away (a client that finds the queue full reads "no server"); the OS caps it.
+            request_queue_size = socket.SOMAXCONN
 
         try:
             self.socket.unlink()  # left by a killed server (the CLI found nobody listening)
@@ -198,6 +214,8 @@ class Server:
             server = UnixServer(str(self.socket), Handler)
         finally:
             os.umask(old)
+        bound = os.stat(self.socket)
+        self._socket_id = (bound.st_ino, bound.st_dev)
         self._server = server
         return server
 
@@ -213,11 +231,20 @@ class Server:
         os.replace(tmp, self.index_dir / "server.json")
 
     def _remove_files(self) -> None:
-        for path in (self.socket, self.index_dir / "server.json"):
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                pass
+        """The socket and server.json, if they are still this server's: a server whose
+        `.amem/` was removed leaves a new server's files alone."""
+        info = self.index_dir / "server.json"
+        try:
+            if json.loads(info.read_text()).get("pid") == os.getpid():
+                info.unlink()
+        except (OSError, ValueError):
+            pass
+        try:
+            bound = os.stat(self.socket)
+            if (bound.st_ino, bound.st_dev) == self._socket_id:
+                self.socket.unlink()
+        except OSError:
+            pass
 
     # -- requests -----------------------------------------------------------
     def handle(self, request: dict) -> dict:
@@ -243,6 +270,8 @@ class Server:
                 return {"retry": "off"}
             if settings_key(settings) != self.key:
                 return {"retry": "settings"}
+            if self._vault_gone():  # its socket may outlive it, in the runtime folder
+                self.stop()
             with self._commands:
                 if self.stopping.is_set():
                     return {"retry": "stopping"}  # the client does it in its own process
@@ -319,6 +348,11 @@ class Server:
 
     def _watch_idle(self) -> None:
         while not self.stopping.wait(1.0):
+            if self._vault_gone():
+                print(f"{datetime.now(timezone.utc).isoformat()} {self.index_dir} was removed: stopping",
+                      file=sys.__stderr__, flush=True)
+                self.stop()
+                return
             busy = self._running or time.monotonic() - self.last_request <= self.idle_timeout
             if not busy and not self._queued():
                 self.stop()

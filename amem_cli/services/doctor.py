@@ -119,7 +119,9 @@ class Doctor:
     def _read_disk(self) -> _Disk:
         disk = _Disk()
         vault = self.c.vault
-        for path in sorted(vault.scan()):
+        paths = sorted(vault.scan())
+        disk.warnings.extend(f"{name}: its name is not UTF-8, so it is not indexed; rename it" for name in vault.bad_names)
+        for path in paths:
             try:
                 data = vault.read_bytes(path)
             except OSError as exc:
@@ -272,6 +274,7 @@ class Doctor:
     def fix(self) -> DoctorReport:
         """Repair what `check` finds, from the files; then check again. The returned report
         holds what is still wrong (nothing, normally) and what was done."""
+        self.c.vault.check_writable()
         with self.c.vault.lock():
             before = self.check()
             fixed: list[str] = []

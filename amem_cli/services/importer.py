@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 from ..errors import AmemError, NotFoundError, UsageError
 from ..models import Note
 from ..store import Vault, content_hash
+from ..utf8 import mend
 from .indexer import Indexer
 from .notes import NOTE_FIELDS, NoteService, redact_note
 
@@ -92,7 +93,10 @@ class Importer:
             if path.resolve().is_relative_to(root):
                 raise UsageError(f"the notes in {path} are in the vault already", hint="see `amem status`")
             # As the vault finds its notes (no hidden folders, no symlinks out), less any in this vault.
-            names = sorted(rel for rel in Vault(path).scan() if not (path / rel).resolve().is_relative_to(root))
+            folder = Vault(path)
+            names = sorted(rel for rel in folder.scan() if not (path / rel).resolve().is_relative_to(root))
+            report.problems.extend(f"{mend(str(path))[0]}/{name}: its name is not UTF-8; rename it" for name in folder.bad_names)
+            report.skipped += len(folder.bad_names)
             return _markdown_files(path, names), len(names), False
         if not path.is_file():
             raise NotFoundError(
@@ -195,7 +199,7 @@ _LISTS = ("keywords", "tags", "boxes")
 
 def _jsonl_file(path: Path, report: ImportReport) -> Iterator[_Entry]:
     with open(path, "rb") as fh:
-        yield from _jsonl(fh, str(path), path.name, report)
+        yield from _jsonl(fh, str(path), mend(path.name)[0], report)
 
 
 def _jsonl(stream: BinaryIO, where: str, name: str, report: ImportReport) -> Iterator[_Entry]:
@@ -203,8 +207,10 @@ def _jsonl(stream: BinaryIO, where: str, name: str, report: ImportReport) -> Ite
     unknown: set[str] = set()
     for n, raw in enumerate(stream, 1):
         at = f"{where}:{n}"
+        if isinstance(raw, str):  # the warm server's stdin: a byte that was not UTF-8 is a surrogate now
+            raw = raw.encode("utf-8", "surrogatepass")  # and not UTF-8 again, as in a file
         try:
-            line = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
+            line = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
             yield at, "", f"{at}: not UTF-8 text"
             continue
@@ -269,7 +275,7 @@ def _markdown_files(folder: Path, names: list[str]) -> Iterator[_Entry]:
     for rel in names:
         path = folder / rel
         at = str(path)
-        source = f"{name}/{rel}" if name else rel
+        source = mend(f"{name}/{rel}" if name else rel)[0]  # a file's name may be any bytes; a note's text may not
         try:
             data = path.read_bytes()
             mtime = path.stat().st_mtime

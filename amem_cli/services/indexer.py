@@ -20,6 +20,7 @@ from ..models import Note, Status, SyncReport
 from ..pipeline.construct import BatchedEmbedder, unaided
 from ..store import MAX_NOTE_BYTES, FileStat, Vault, content_hash
 from ..sync import plan_changes
+from ..utf8 import mend
 
 EMBED_BATCH = 256
 PREFETCHED = 2048  # texts embedded ahead and not yet used, at most (two import batches and more)
@@ -72,8 +73,10 @@ class Indexer:
 
     def _on_disk(self, paths: list[str] | None) -> dict[str, FileStat]:
         if paths is None:
-            return self.vault.scan()
-        return {p: stat for p in paths if (stat := self.vault.stat(p)) is not None}
+            disk = self.vault.scan()
+            self.problems.extend(f"{name}: its name is not UTF-8, so it was skipped; rename it" for name in self.vault.bad_names)
+            return disk
+        return {p: stat for p in paths if not mend(p)[1] and (stat := self.vault.stat(p)) is not None}
 
     @staticmethod
     def _known(rows: dict) -> dict[str, FileStat]:
@@ -306,6 +309,7 @@ class Indexer:
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
         """Rebuild SQLite from the files and re-embed every note."""
+        self.vault.check_writable()  # a read-only vault's index is rebuilt by removing it from the cache
         with self.vault.lock():
             self.index.reset()
             report = self.sync(progress=progress, force=True)

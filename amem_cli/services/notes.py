@@ -114,6 +114,7 @@ class NoteService:
         the files are written meanwhile. An import prepares the next batch before it
         stores this one; `boxes` ({box: notes}) carries the boxes of batches prepared but
         not yet stored."""
+        self.vault.check_writable()  # before the model's work, not after it
         self.indexer.sync()
         if len({n.id for n in notes}) != len(notes):
             raise UsageError("two of the notes share an id", hint="give each note its own id, or none")

@@ -134,5 +134,5 @@ def test_bad_files_fail_with_one_line(run, vault, tmp_path):
     bad.write_bytes(b"\xff\xfe\x00binary\x80")
     res = run("ingest", str(bad))
     assert res.exit_code == 2
-    assert res.stderr.splitlines()[0] == f"Error: {bad} is not UTF-8 text"
+    assert res.stderr.splitlines()[0] == f"Error: {bad} is not text: it holds NUL bytes"
     assert not list(vault.glob("*.md"))

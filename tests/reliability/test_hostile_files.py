@@ -128,10 +128,11 @@ def test_a_fifo_named_md_does_not_hang_the_vault(vault, run):
     ids=["nul", "oversized", "surrogate"],
 )
 def test_amem_never_writes_a_note_it_would_refuse_to_read(vault, run, text, says):
-    res = run("add", "-", input=text) if len(text) > 1000 else run("add", text)
-    assert res.exit_code == 2, res.output
-    assert says in res.stderr and "Traceback" not in res.output
-    assert list(vault.glob("*.md")) == []
+    if "\udcff" not in text:  # a bad byte on argv is replaced, not refused (test_bad_bytes.py)
+        res = run("add", "-", input=text) if len(text) > 1000 else run("add", text)
+        assert res.exit_code == 2, res.output
+        assert says in res.stderr and "Traceback" not in res.output
+        assert list(vault.glob("*.md")) == []
     jsonl = vault.parent / "in.jsonl"
     jsonl.write_text(json.dumps({"content": text}) + "\n" + json.dumps({"content": "A fine line."}) + "\n")
     report = json.loads(run("import", str(jsonl), "--json").stdout)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,7 +16,7 @@ from ..output import console, err_console, escape, print_json, warn
 def import_(
     ctx: typer.Context,
     path: Annotated[
-        str,
+        Path,
         typer.Argument(help="A JSONL file (one note a line; '-' reads standard input) or a folder of Markdown files.",
                        show_default=False),
     ],

@@ -9,33 +9,45 @@ from typing import Annotated
 import typer
 
 from ...errors import NotFoundError, UsageError
+from ...utf8 import as_text, mend, raw_stdin, replaced
 from ..app import command, container
 from ..options import JsonOpt, NoRedactOpt
-from ..output import print_json, printable
+from ..output import print_json, printable, warn
 
 
-def _read(file: str) -> tuple[str, str]:
-    """(the transcript's name, its text); '-' is standard input."""
-    if file == "-":
+def _read(file: Path) -> tuple[str, str]:
+    """(the transcript's name, its text); '-' is standard input. A byte that is not UTF-8
+    is replaced (with one warning), not a reason to drop the transcript; a file holding
+    NUL bytes is not text (binary, or UTF-16) and is refused."""
+    if str(file) == "-":
         if sys.stdin.isatty():
             raise UsageError("no transcript to ingest", hint="give a file, or pipe it: cat session.jsonl | amem ingest")
-        return "stdin", sys.stdin.read()
-    path = Path(file).expanduser()
-    if not path.is_file():
-        raise NotFoundError(f"no file at {file}", hint="give a transcript file, or '-' for standard input")
-    try:
-        return path.name, path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UsageError(f"{file} is not UTF-8 text", hint="ingest reads text, Markdown, JSON and JSONL transcripts") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {file}: {exc.strerror}") from None
+        name = shown = "stdin"
+        raw = raw_stdin()
+    else:
+        shown = mend(str(file))[0]  # a file's name may be any bytes; what amem prints and stores may not
+        path = file.expanduser()
+        if not path.is_file():
+            raise NotFoundError(f"no file at {shown}", hint="give a transcript file, or '-' for standard input")
+        try:
+            raw = as_text(path.read_bytes())
+        except OSError as exc:
+            raise UsageError(f"cannot read {shown}: {exc.strerror}") from None
+        name = mend(path.name)[0]
+    if "\0" in raw:
+        raise UsageError(f"{shown} is not text: it holds NUL bytes",
+                         hint="ingest reads UTF-8 text, Markdown, JSON and JSONL transcripts")
+    text, bad = mend(raw)
+    if bad:
+        warn(replaced(bad, shown))
+    return name, text
 
 
 @command("ingest")
 def ingest(
     ctx: typer.Context,
     files: Annotated[
-        list[str] | None, typer.Argument(help="Transcript files; '-' or nothing reads standard input.", show_default=False)
+        list[Path] | None, typer.Argument(help="Transcript files; '-' or nothing reads standard input.", show_default=False)
     ] = None,
     no_redact: NoRedactOpt = False,
     defer: Annotated[
@@ -45,7 +57,7 @@ def ingest(
 ) -> None:
     """Split chat transcripts (text, Markdown, JSON, JSONL) into notes, one sequence each.
     Secrets are redacted; a transcript ingested again adds nothing."""
-    transcripts = [_read(f) for f in files or ["-"]]  # every file read before any is ingested
+    transcripts = [_read(f) for f in files or [Path("-")]]  # every file read before any is ingested
     ingester = container(ctx).ingester
     reports = [ingester.ingest(text, name, redact_secrets=not no_redact, defer=defer) for name, text in transcripts]
     if json_output:

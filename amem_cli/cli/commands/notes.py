@@ -12,7 +12,7 @@ import typer
 
 from ...errors import UsageError
 from ...redact import REDACTED
-from ..app import command, container, served
+from ..app import command, container, read_stdin, served
 from ..completions import complete_boxes, complete_ids, complete_tags
 from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, NoRedactOpt, SinceOpt, TagOpt, UntilOpt
 from ..output import console, escape, print_json, printable, snippet, warn
@@ -32,7 +32,7 @@ def _read_text(text: str | None) -> str:
     if text is None or text == "-":
         if text is None and sys.stdin.isatty():
             raise UsageError("no text to add", hint="give it as an argument, or pipe it: echo TEXT | amem add")
-        return sys.stdin.read()
+        return read_stdin()
     return text
 
 
@@ -136,6 +136,7 @@ def list_(
 def edit(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
     """Open a note in $EDITOR, then index the result."""
     c = container(ctx)
+    c.vault.check_writable()  # before an editor opens a file it could not save
     c.notes.get(note_id)  # an unknown id fails here, before an editor opens
     rel = c.notes.path_of(note_id)
     path = c.vault.abspath(rel)

@@ -146,6 +146,8 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
         print_json(st.to_dict())
         return
     console.print(f"[bold]Vault[/] {escape(st.vault)}")
+    if c.vault.read_only:
+        console.print(f"  read-only: amem changes nothing in it; its index is kept in {escape(str(c.vault.index_dir))}")
     console.print(f"  notes {st.notes}, indexed {st.indexed}, embedded {st.embedded}, links {st.links}, boxes {st.boxes}")
     console.print(f"  files changed since the last index: {st.pending_changes}")
     model = f"{st.embedding_model} ({st.embedding_dimensions} dimensions)" if st.embedding_model else "none yet"
