@@ -5,25 +5,29 @@ from __future__ import annotations
 import re
 import secrets
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from .errors import UsageError
+from .timeutil import UTC_MAX, to_utc
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _lock = threading.Lock()
 _last_stamp: datetime | None = None
+_MS = timedelta(milliseconds=1)
 
 
 def new_id(created: datetime) -> str:
     """`YYYYMMDDTHHMMSSmmm-xxxx` in UTC. Within a process ids are strictly increasing
     for notes given the same creation time, so a batch keeps its order."""
     global _last_stamp
-    stamp = created.astimezone(timezone.utc).replace(microsecond=created.microsecond // 1000 * 1000)
+    stamp = to_utc(created)
+    stamp = stamp.replace(microsecond=stamp.microsecond // 1000 * 1000)
     with _lock:
-        if _last_stamp is not None and _last_stamp - timedelta(seconds=1) < stamp <= _last_stamp:
-            stamp = _last_stamp + timedelta(milliseconds=1)
+        # Differences, not sums: `_last_stamp - 1 s` does not exist at the year 1.
+        if _last_stamp is not None and timedelta(0) <= _last_stamp - stamp < timedelta(seconds=1):
+            stamp = _last_stamp + _MS if _last_stamp < UTC_MAX - _MS else _last_stamp
         _last_stamp = stamp
-    return stamp.strftime("%Y%m%dT%H%M%S") + f"{stamp.microsecond // 1000:03d}-" + secrets.token_hex(2)
+    return f"{stamp.year:04d}{stamp:%m%dT%H%M%S}{stamp.microsecond // 1000:03d}-" + secrets.token_hex(2)
 
 
 def is_valid_id(note_id: str) -> bool:

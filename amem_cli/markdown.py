@@ -53,6 +53,9 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when pr
             return super().construct_object(node, deep)
         except (ValueError, OverflowError) as exc:  # `2025-13-45`, an integer of 5,000 digits
             raise ConstructorError(None, None, f"cannot read the value: {exc}", node.start_mark) from None
+        except (AttributeError, KeyError, TypeError):  # `!!timestamp soon`, `!!bool maybe`: PyYAML trusts the tag
+            raise ConstructorError(None, None, f"cannot read the value as its tag {node.tag.replace('tag:yaml.org,2002:', '!!')} says",
+                                   node.start_mark) from None
 
 
 def _children(node: Node) -> list[Node]:
@@ -121,9 +124,16 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml when pr
     """Safe dumping, with date-times written as ISO 8601 (`2025-01-03T09:15:00+00:00`)."""
 
 
-_Dumper.add_representer(
-    datetime, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:timestamp", value.isoformat())
-)
+def _represent_datetime(dumper: _Dumper, value: datetime) -> Node:
+    # YAML's timestamps have offsets in hours and minutes; a local time before its zone's
+    # standard time (Tokyo's +09:18:59 in 1850, or of the year 1) is written as text,
+    # which reads back as the same date-time.
+    offset = value.utcoffset()
+    tag = "timestamp" if offset is None or offset.total_seconds() % 60 == 0 else "str"
+    return dumper.represent_scalar(f"tag:yaml.org,2002:{tag}", value.isoformat())
+
+
+_Dumper.add_representer(datetime, _represent_datetime)
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int]:

@@ -18,7 +18,7 @@ import sqlite_utils
 
 from ..models import Note
 from ..store import FileStat, content_hash
-from ..timeutil import to_datetime, utc_key
+from ..timeutil import day, to_datetime, utc_key
 from .migrations import migrations
 
 
@@ -482,7 +482,7 @@ def speaker_of(note: Note) -> str | None:
 
 def date_words(when: datetime) -> str:
     """A date as the words a query may use for it: `2023-05-08 8 May 2023 Monday`."""
-    return f"{when:%Y-%m-%d} {when.day} {when:%B} {when.year} {when:%A}"
+    return f"{day(when)} {when.day} {when:%B} {when.year} {when:%A}"
 
 
 _NOTE_COLS = "id, content, keywords, tags, context, created, updated, links, backlinks, boxes, metadata, extra, previous, next"
