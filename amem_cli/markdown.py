@@ -68,25 +68,29 @@ def _children(node: Node) -> list[Node]:
 
 def _check_tree(root: Node) -> None:
     """Measure the size and depth as if every alias were copied out, without copying
-    (each shared node is measured once), and look for duplicate keys."""
-    size: dict[int, tuple[int, int, int]] = {}  # id(node) -> (values, characters, depth) of it and below
+    (each shared node is measured once), and look for duplicate keys. Scalars, most of
+    a large frontmatter, are measured by their parent: one pass, a few steps each."""
+    size: dict[int, tuple[int, int, int]] = {}  # id(collection) -> (values, characters, depth) of it and below
     open_: set[int] = set()
-    todo: list[tuple[Node, bool]] = [(root, False)]
+    todo: list[tuple[Node, bool]] = [(root, False)] if not isinstance(root, ScalarNode) else []
     while todo:
         node, finished = todo.pop()
         key = id(node)
         if finished:
             open_.discard(key)
-            below = [size[id(c)] for c in _children(node)]
-            values = 1 + sum(v for v, _, _ in below)
-            chars = (len(node.value) if isinstance(node, ScalarNode) else 0) + sum(c for _, c, _ in below)
-            depth = 1 + max((d for _, _, d in below), default=0)
+            values, chars, depth = 1, 0, 0
+            for child in _children(node):
+                if isinstance(child, ScalarNode):
+                    values, chars, depth = values + 1, chars + len(child.value), max(depth, 1)
+                else:
+                    v, c, d = size[id(child)]
+                    values, chars, depth = values + v, chars + c, max(depth, d)
             if values > MAX_VALUES or chars > MAX_CHARS:
                 raise ConstructorError(None, None, f"more than {MAX_VALUES:,} values or {MAX_CHARS:,} characters once "
                                        "its aliases are expanded", node.start_mark)
-            if depth > MAX_DEPTH:
+            if depth + 1 > MAX_DEPTH:
                 raise ConstructorError(None, None, f"nested more than {MAX_DEPTH} levels deep", node.start_mark)
-            size[key] = (values, chars, depth)
+            size[key] = (values, chars, depth + 1)
             continue
         if key in size:
             continue
@@ -96,7 +100,7 @@ def _check_tree(root: Node) -> None:
         if isinstance(node, MappingNode):
             _check_unique_keys(node)
         todo.append((node, True))
-        todo.extend((c, False) for c in _children(node))
+        todo.extend((c, False) for c in _children(node) if not isinstance(c, ScalarNode))
 
 
 def _check_unique_keys(node: MappingNode) -> None:
@@ -294,14 +298,13 @@ def str_list(value: Any, name: str = "value") -> list[str]:
         value = [value]
     if not isinstance(value, (list, tuple)):
         raise ValueError(f"{name} must be a list of strings")
-    out: list[str] = []
+    out: dict[str, None] = {}  # ordered and de-duplicated in linear time (a list's `in` made 95,000 keywords take minutes)
     for item in value:
         if item is None or isinstance(item, (dict, list)):
             raise ValueError(f"{name} must be a list of strings")
-        s = _single_line(item)
-        if s and s not in out:
-            out.append(s)
-    return out
+        if s := _single_line(item):
+            out[s] = None
+    return list(out)
 
 
 def _single_line(value: Any) -> str:
