@@ -7,6 +7,7 @@ amem file gives the same bytes. Keys a person added are kept in `Note.extra`.
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import date, datetime
 from typing import Any
 
@@ -163,6 +164,11 @@ def normalise_text(raw: str) -> str:
 def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None, own_id: bool = True) -> Note:
     """Parse a note file's text. Raises NoteFormatError with the path and line.
     `own_id=False`: a file from elsewhere (an import) whose `id` amem does not use."""
+    return read_note(raw, path=path, fallback_id=fallback_id, own_id=own_id)[0]
+
+
+def read_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None, own_id: bool = True) -> tuple[Note, bool]:
+    """`parse_note`, and whether the file names its own id (else it is `fallback_id`)."""
     text = normalise_text(raw)
     try:
         fm, body, _ = split_frontmatter(text)
@@ -185,8 +191,10 @@ def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None
         raise NoteFormatError(path, 2, "the frontmatter must be a mapping of keys to values")
     if body.endswith("\n"):
         body = body[:-1]  # render_note adds exactly one final newline
+    if not own_id:
+        data = {k: v for k, v in data.items() if k != "id"}
     try:
-        return _note_from_data(data if own_id else {k: v for k, v in data.items() if k != "id"}, body, fallback_id)
+        return _note_from_data(data, body, fallback_id), "id" in data
     except _FieldError as exc:
         raise NoteFormatError(path, _key_line(fm or "", exc.key), exc.problem) from None
 
@@ -234,7 +242,7 @@ def _note_id(value: Any) -> str:
         raise ValueError("the note has no id")
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ValueError("the id must be text")
-    note_id = str(value).strip()
+    note_id = unicodedata.normalize("NFC", str(value).strip())
     if not is_valid_id(note_id):
         raise ValueError(f"the id {note_id!r} is not a valid note id (letters, digits, '.', '_' and '-')")
     return note_id

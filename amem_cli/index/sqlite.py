@@ -218,6 +218,12 @@ class SqliteIndex:
         row = self.db.execute("SELECT path FROM notes WHERE id = ?", [note_id]).fetchone()
         return row[0] if row else None
 
+    def notes_with_prefix(self, prefix: str) -> list[tuple[str, str]]:
+        """(id, path) of the notes whose ids start with `prefix` (a range of the id index:
+        every such id sorts from `prefix` to `prefix` with its last character's successor)."""
+        end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        return self.db.execute("SELECT id, path FROM notes WHERE id >= ? AND id < ?", [prefix, end]).fetchall()
+
     def get(self, note_id: str) -> Note | None:
         row = self.db.execute(f"SELECT {_NOTE_COLS} FROM notes WHERE id = ?", [note_id]).fetchone()
         return _row_to_note(row) if row else None
