@@ -249,6 +249,13 @@ class SqliteIndex:
         sql = "SELECT json_extract(metadata, ?), id FROM notes WHERE json_type(metadata, ?) = 'text'"
         return dict(self.db.execute(sql, [path, path]).fetchall())
 
+    def metadata_values(self, *keys: str) -> list[tuple]:
+        """(value of each key..., note id) for the notes whose metadata holds a string under every key."""
+        paths = ['$."' + k.replace('"', "") + '"' for k in keys]
+        cols = ", ".join("json_extract(metadata, ?)" for _ in paths)
+        where = " AND ".join("json_type(metadata, ?) = 'text'" for _ in paths)
+        return self.db.execute(f"SELECT {cols}, id FROM notes WHERE {where}", [*paths, *paths]).fetchall()
+
     def ids(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM notes ORDER BY id")]
 
