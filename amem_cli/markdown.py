@@ -7,6 +7,7 @@ amem file gives the same bytes. Keys a person added are kept in `Note.extra`.
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import date, datetime
 from typing import Any
 
@@ -53,6 +54,9 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when pr
             return super().construct_object(node, deep)
         except (ValueError, OverflowError) as exc:  # `2025-13-45`, an integer of 5,000 digits
             raise ConstructorError(None, None, f"cannot read the value: {exc}", node.start_mark) from None
+        except (AttributeError, KeyError, TypeError):  # `!!timestamp soon`, `!!bool maybe`: PyYAML trusts the tag
+            raise ConstructorError(None, None, f"cannot read the value as its tag {node.tag.replace('tag:yaml.org,2002:', '!!')} says",
+                                   node.start_mark) from None
 
 
 def _children(node: Node) -> list[Node]:
@@ -65,25 +69,29 @@ def _children(node: Node) -> list[Node]:
 
 def _check_tree(root: Node) -> None:
     """Measure the size and depth as if every alias were copied out, without copying
-    (each shared node is measured once), and look for duplicate keys."""
-    size: dict[int, tuple[int, int, int]] = {}  # id(node) -> (values, characters, depth) of it and below
+    (each shared node is measured once), and look for duplicate keys. Scalars, most of
+    a large frontmatter, are measured by their parent: one pass, a few steps each."""
+    size: dict[int, tuple[int, int, int]] = {}  # id(collection) -> (values, characters, depth) of it and below
     open_: set[int] = set()
-    todo: list[tuple[Node, bool]] = [(root, False)]
+    todo: list[tuple[Node, bool]] = [(root, False)] if not isinstance(root, ScalarNode) else []
     while todo:
         node, finished = todo.pop()
         key = id(node)
         if finished:
             open_.discard(key)
-            below = [size[id(c)] for c in _children(node)]
-            values = 1 + sum(v for v, _, _ in below)
-            chars = (len(node.value) if isinstance(node, ScalarNode) else 0) + sum(c for _, c, _ in below)
-            depth = 1 + max((d for _, _, d in below), default=0)
+            values, chars, depth = 1, 0, 0
+            for child in _children(node):
+                if isinstance(child, ScalarNode):
+                    values, chars, depth = values + 1, chars + len(child.value), max(depth, 1)
+                else:
+                    v, c, d = size[id(child)]
+                    values, chars, depth = values + v, chars + c, max(depth, d)
             if values > MAX_VALUES or chars > MAX_CHARS:
                 raise ConstructorError(None, None, f"more than {MAX_VALUES:,} values or {MAX_CHARS:,} characters once "
                                        "its aliases are expanded", node.start_mark)
-            if depth > MAX_DEPTH:
+            if depth + 1 > MAX_DEPTH:
                 raise ConstructorError(None, None, f"nested more than {MAX_DEPTH} levels deep", node.start_mark)
-            size[key] = (values, chars, depth)
+            size[key] = (values, chars, depth + 1)
             continue
         if key in size:
             continue
@@ -93,7 +101,7 @@ def _check_tree(root: Node) -> None:
         if isinstance(node, MappingNode):
             _check_unique_keys(node)
         todo.append((node, True))
-        todo.extend((c, False) for c in _children(node))
+        todo.extend((c, False) for c in _children(node) if not isinstance(c, ScalarNode))
 
 
 def _check_unique_keys(node: MappingNode) -> None:
@@ -121,9 +129,16 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml when pr
     """Safe dumping, with date-times written as ISO 8601 (`2025-01-03T09:15:00+00:00`)."""
 
 
-_Dumper.add_representer(
-    datetime, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:timestamp", value.isoformat())
-)
+def _represent_datetime(dumper: _Dumper, value: datetime) -> Node:
+    # YAML's timestamps have offsets in hours and minutes; a local time before its zone's
+    # standard time (Tokyo's +09:18:59 in 1850, or of the year 1) is written as text,
+    # which reads back as the same date-time.
+    offset = value.utcoffset()
+    tag = "timestamp" if offset is None or offset.total_seconds() % 60 == 0 else "str"
+    return dumper.represent_scalar(f"tag:yaml.org,2002:{tag}", value.isoformat())
+
+
+_Dumper.add_representer(datetime, _represent_datetime)
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int]:
@@ -149,6 +164,11 @@ def normalise_text(raw: str) -> str:
 def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None, own_id: bool = True) -> Note:
     """Parse a note file's text. Raises NoteFormatError with the path and line.
     `own_id=False`: a file from elsewhere (an import) whose `id` amem does not use."""
+    return read_note(raw, path=path, fallback_id=fallback_id, own_id=own_id)[0]
+
+
+def read_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None, own_id: bool = True) -> tuple[Note, bool]:
+    """`parse_note`, and whether the file names its own id (else it is `fallback_id`)."""
     text = normalise_text(raw)
     try:
         fm, body, _ = split_frontmatter(text)
@@ -171,8 +191,10 @@ def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None
         raise NoteFormatError(path, 2, "the frontmatter must be a mapping of keys to values")
     if body.endswith("\n"):
         body = body[:-1]  # render_note adds exactly one final newline
+    if not own_id:
+        data = {k: v for k, v in data.items() if k != "id"}
     try:
-        return _note_from_data(data if own_id else {k: v for k, v in data.items() if k != "id"}, body, fallback_id)
+        return _note_from_data(data, body, fallback_id), "id" in data
     except _FieldError as exc:
         raise NoteFormatError(path, _key_line(fm or "", exc.key), exc.problem) from None
 
@@ -220,7 +242,7 @@ def _note_id(value: Any) -> str:
         raise ValueError("the note has no id")
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ValueError("the id must be text")
-    note_id = str(value).strip()
+    note_id = unicodedata.normalize("NFC", str(value).strip())
     if not is_valid_id(note_id):
         raise ValueError(f"the id {note_id!r} is not a valid note id (letters, digits, '.', '_' and '-')")
     return note_id
@@ -284,14 +306,13 @@ def str_list(value: Any, name: str = "value") -> list[str]:
         value = [value]
     if not isinstance(value, (list, tuple)):
         raise ValueError(f"{name} must be a list of strings")
-    out: list[str] = []
+    out: dict[str, None] = {}  # ordered and de-duplicated in linear time (a list's `in` made 95,000 keywords take minutes)
     for item in value:
         if item is None or isinstance(item, (dict, list)):
             raise ValueError(f"{name} must be a list of strings")
-        s = _single_line(item)
-        if s and s not in out:
-            out.append(s)
-    return out
+        if s := _single_line(item):
+            out[s] = None
+    return list(out)
 
 
 def _single_line(value: Any) -> str:

@@ -6,6 +6,14 @@ logs that nest the message as Claude Code's do) and whole-file JSON with "messag
 `split` turns the messages into notes: one message (or turn) a note, long ones cut at
 paragraph then sentence boundaries, short ones merged into the speaker's previous note,
 ones without content words ("ok", "thanks") dropped.
+
+A transcript is known by what it says, not by its file's name: each message's `key` is
+a hash chain over the transcript up to it (its role, time and text, and those of every
+message before it), started from the session id the log carries, if any. The same
+transcript piped or passed by path has the same keys; one that grew keeps its old keys
+and adds new ones; two sessions part ways at the first message that differs (see
+`services.ingest`). A note's `metadata.source_hash` is the key of the last message it
+holds.
 """
 
 from __future__ import annotations
@@ -40,6 +48,13 @@ class Message:
     role: str | None
     text: str
     timestamp: str | None = None
+    key: str = ""  # the transcript so far (`identify`)
+
+
+@dataclass
+class Transcript:
+    messages: list[Message]
+    session: str | None = None  # the id the log gives its session, if it gives one
 
 
 @dataclass
@@ -50,46 +65,81 @@ class Chunk:
     role: str | None
     source: str
     timestamp: str | None
+    key: str  # the key of its last message (or, for a part of a long one, of that part)
 
     def fields(self) -> dict[str, Any]:
         meta: dict[str, Any] = {"source": self.source}
         if self.role:
             meta["role"] = self.role
-        meta["source_hash"] = source_hash(self.source, self.content)
+        meta["source_hash"] = self.key
         fields: dict[str, Any] = {"content": self.content, "metadata": meta}
         if self.timestamp:
             fields["created_at"] = self.timestamp
         return fields
 
 
-def source_hash(source: str, content: str) -> str:
-    return hashlib.sha256(f"{source}\n{content}".encode()).hexdigest()[:32]
+def identify(messages: list[Message], session: str | None = None) -> None:
+    """Set each message's key: a hash of the one before's key and this message, from a
+    start made of the log's session id. Call it on the messages as they will be stored
+    (redacted): a key must not be a hash of a secret."""
+    chain = hashlib.sha256(json.dumps(["amem transcript", session]).encode()).hexdigest()
+    for m in messages:
+        chain = hashlib.sha256(json.dumps([chain, m.role, m.timestamp, m.text]).encode()).hexdigest()
+        m.key = chain[:32]
+
+
+def _part_key(key: str, part: int) -> str:
+    return hashlib.sha256(f"{key}#{part}".encode()).hexdigest()[:32]
 
 
 # -- parsing ---------------------------------------------------------------
 def parse(text: str, clean: Callable[[str], str] | None = None) -> list[Message]:
-    """The messages of a transcript, in order. `clean` (secret redaction) is applied to
-    each message of a JSON transcript once decoded, and to a text transcript whole,
-    before it is cut into turns and paragraphs: a private key block holds blank lines
-    and "Proc-Type: ..." lines, and would be cut in pieces no detector knows."""
+    """The messages of a transcript, in order (see `read`)."""
+    return read(text, clean).messages
+
+
+def read(text: str, clean: Callable[[str], str] | None = None) -> Transcript:
+    """The messages of a transcript, in order (keyed: `identify`), and its session id.
+    `clean` (secret redaction) is applied to each message of a JSON transcript once
+    decoded, and to a text transcript whole, before it is cut into turns and paragraphs:
+    a private key block holds blank lines and "Proc-Type: ..." lines, and would be cut in
+    pieces no detector knows. Keys are made of the cleaned text, never of a secret."""
     stripped = text.strip()
-    if not stripped:
-        return []
-    if stripped[0] in "{[":
+    records: list | None = None
+    if stripped and stripped[0] in "{[":
         try:
             whole = json.loads(stripped)
         except ValueError:
             whole = None  # JSONL, or text that starts with a bracket
-        if isinstance(whole, (dict, list)):
-            return _number(_from_record(whole), clean)
-        records = _jsonl(stripped)
-        if records is not None:
-            return _number((m for r in records for m in _from_record(r)), clean)
-    return _number(_from_text(clean(stripped).strip() if clean else stripped))
+        records = [whole] if isinstance(whole, dict) else whole if isinstance(whole, list) else _jsonl(stripped)
+    if records is not None:
+        out = Transcript(_number((m for r in records for m in _from_record(r)), clean), _session_of(records))
+    else:
+        out = Transcript(_number(_from_text(clean(stripped).strip() if clean else stripped)) if stripped else [])
+    identify(out.messages, out.session)
+    return out
 
 
 def _number(items, clean: Callable[[str], str] | None = None) -> list[Message]:
     return [Message(i, role, clean(text) if clean else text, ts) for i, (role, text, ts) in enumerate(items, 1)]
+
+
+# Where logs keep their session's id: Claude Code's and Gemini CLI's lines (`sessionId`),
+# the generic names, and Codex's first line (`{"type": "session_meta", "payload": {"id"}}`).
+_SESSION_KEYS = ("sessionId", "session_id", "conversation_id", "thread_id")
+
+
+def _session_of(records: list) -> str | None:
+    for record in records:
+        if not isinstance(record, dict):
+            continue
+        if record.get("type") == "session_meta" and isinstance(record.get("payload"), dict):
+            record = {"session_id": record["payload"].get("id")}
+        for key in _SESSION_KEYS:
+            value = record.get(key)
+            if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+                return str(value).strip()
+    return None
 
 
 def _jsonl(text: str) -> list | None:
@@ -122,6 +172,8 @@ def _from_record(record: Any, timestamp: str | None = None):
         inner = record["message"]
         role = inner.get("role") or record.get("type")
         yield from _from_record({**inner, "role": role}, _timestamp(inner) or ts)
+    elif record.get("type") == "response_item" and isinstance(record.get("payload"), dict):  # Codex's lines
+        yield from _from_record(record["payload"], ts)
     elif "content" in record or "text" in record:
         role = record.get("role") or record.get("speaker") or record.get("author")
         if isinstance(role, dict):
@@ -199,7 +251,8 @@ def _paragraphs(text: str) -> list[str]:
 
 # -- splitting into notes ----------------------------------------------------
 def split(messages: list[Message], name: str, *, max_chars: int = MAX_CHARS) -> list[Chunk]:
-    """The notes for these messages; `name` is the transcript's (a file name, "stdin")."""
+    """The notes for these messages; `name` is the transcript's (a file name, "stdin"),
+    for people: `metadata.source` is `name#3` (`#3.2` for a part)."""
     chunks: list[Chunk] = []
     for msg in messages:
         text = msg.text.strip()
@@ -210,11 +263,13 @@ def split(messages: list[Message], name: str, *, max_chars: int = MAX_CHARS) -> 
         last = chunks[-1] if chunks else None
         if len(text) < TINY_CHARS and last and last.role == msg.role and len(last.content) + len(text) <= max_chars:
             last.content += "\n\n" + text  # "on port 8080" belongs with what the speaker just said
+            last.key = msg.key
             continue
         parts = _pieces(text, max_chars)
         for n, part in enumerate(parts, 1):
             source = f"{name}#{msg.index}" + (f".{n}" if len(parts) > 1 else "")
-            chunks.append(Chunk(_prefixed(msg.role, part), msg.role, source, msg.timestamp))
+            key = msg.key if n == len(parts) else _part_key(msg.key, n)
+            chunks.append(Chunk(_prefixed(msg.role, part), msg.role, source, msg.timestamp, key))
     return chunks
 
 

@@ -18,7 +18,7 @@ import sqlite_utils
 
 from ..models import Note
 from ..store import FileStat, content_hash
-from ..timeutil import to_datetime, utc_key
+from ..timeutil import day, to_datetime, utc_key
 from .migrations import migrations
 
 
@@ -243,6 +243,12 @@ class SqliteIndex:
         row = self.db.execute("SELECT path FROM notes WHERE id = ?", [note_id]).fetchone()
         return row[0] if row else None
 
+    def notes_with_prefix(self, prefix: str) -> list[tuple[str, str]]:
+        """(id, path) of the notes whose ids start with `prefix` (a range of the id index:
+        every such id sorts from `prefix` to `prefix` with its last character's successor)."""
+        end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        return self.db.execute("SELECT id, path FROM notes WHERE id >= ? AND id < ?", [prefix, end]).fetchall()
+
     def get(self, note_id: str) -> Note | None:
         row = self.db.execute(f"SELECT {_NOTE_COLS} FROM notes WHERE id = ?", [note_id]).fetchone()
         return _row_to_note(row) if row else None
@@ -267,6 +273,13 @@ class SqliteIndex:
         path = '$."' + key.replace('"', "") + '"'
         sql = "SELECT json_extract(metadata, ?), id FROM notes WHERE json_type(metadata, ?) = 'text'"
         return dict(self.db.execute(sql, [path, path]).fetchall())
+
+    def metadata_values(self, *keys: str) -> list[tuple]:
+        """(value of each key..., note id) for the notes whose metadata holds a string under every key."""
+        paths = ['$."' + k.replace('"', "") + '"' for k in keys]
+        cols = ", ".join("json_extract(metadata, ?)" for _ in paths)
+        where = " AND ".join("json_type(metadata, ?) = 'text'" for _ in paths)
+        return self.db.execute(f"SELECT {cols}, id FROM notes WHERE {where}", [*paths, *paths]).fetchall()
 
     def ids(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM notes ORDER BY id")]
@@ -512,7 +525,7 @@ def speaker_of(note: Note) -> str | None:
 
 def date_words(when: datetime) -> str:
     """A date as the words a query may use for it: `2023-05-08 8 May 2023 Monday`."""
-    return f"{when:%Y-%m-%d} {when.day} {when:%B} {when.year} {when:%A}"
+    return f"{day(when)} {when.day} {when:%B} {when.year} {when:%A}"
 
 
 _NOTE_COLS = "id, content, keywords, tags, context, created, updated, links, backlinks, boxes, metadata, extra, previous, next"

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import socket
+import stat
 import subprocess
 import sys
 import time

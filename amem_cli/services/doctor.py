@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..ids import settle_ids
 from ..index.vectors import note_of
 from ..models import Note
 from ..store import content_hash
@@ -119,6 +120,8 @@ class Doctor:
     def _read_disk(self) -> _Disk:
         disk = _Disk()
         vault = self.c.vault
+        read: dict[str, Note] = {}
+        claims: dict[str, tuple[str, bool]] = {}
         paths = sorted(vault.scan())
         disk.warnings.extend(f"{name}: its name is not UTF-8, so it is not indexed; rename it" for name in vault.bad_names)
         for path in paths:
@@ -128,13 +131,21 @@ class Doctor:
                 disk.warnings.append(f"{path}: cannot read it: {exc.strerror}")
                 continue
             disk.hashes[path] = content_hash(data)
-            note, error = Indexer._parse(path, data)
+            note, error, named = Indexer._read(path, data)
             if note is None:
                 disk.warnings.append(error or f"{path}: not a note")
-            elif note.id in disk.notes:
-                disk.warnings.append(f"{path}: the id {note.id} is already used by {disk.notes[note.id][0]}")
             else:
-                disk.notes[note.id] = (path, note)
+                read[path], claims[path] = note, (note.id, named)
+        settled = settle_ids(claims)  # as the index gives ids: two files that want one (`Indexer._place`)
+        holders = {wanted: path for path, wanted in settled.items() if wanted == claims[path][0]}
+        for path, note_id in sorted(settled.items()):
+            wanted = claims[path][0]
+            if note_id is None:
+                disk.warnings.append(f"{path}: the id {wanted} is already used by {holders[wanted]}")
+                continue
+            if note_id != wanted:
+                disk.warnings.append(f"{path}: {holders[wanted]} has the id {wanted} this note's name gives; this note is {note_id}")
+            disk.notes[note_id] = (path, replace(read[path], id=note_id))
         return disk
 
     def temp_files(self) -> list[str]:

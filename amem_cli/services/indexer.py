@@ -8,14 +8,15 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from ..embed.base import Embedder
 from ..errors import IndexMismatchError, NoteFormatError
-from ..ids import id_from_stem
+from ..ids import collision_id, collision_prefix, id_from_stem, settle_ids
 from ..index.sqlite import SqliteIndex
 from ..index.vectors import VectorIndex, note_of, vector_ids
-from ..markdown import parse_note
+from ..markdown import read_note
 from ..models import Note, Status, SyncReport
 from ..pipeline.construct import BatchedEmbedder, unaided
 from ..store import MAX_NOTE_BYTES, FileStat, Vault, content_hash
@@ -25,6 +26,16 @@ from ..utf8 import mend
 EMBED_BATCH = 256
 PREFETCHED = 2048  # texts embedded ahead and not yet used, at most (two import batches and more)
 Progress = Callable[[int, int], None]
+
+
+@dataclass
+class _Settling:
+    """Ids a sync left free, files it must index again under another id, and those it
+    gave another id than the one they want (path: wanted)."""
+
+    vacated: set[str] = field(default_factory=set)
+    moved: set[str] = field(default_factory=set)
+    gave_way: dict[str, str] = field(default_factory=dict)
 
 
 class Indexer:
@@ -104,44 +115,52 @@ class Indexer:
             # Again under the lock: another process may have indexed them meanwhile.
             disk, rows = self._on_disk(paths), self.index.files(paths)
             changes = plan_changes(disk, self._known(rows))
+            ids = _Settling()
             for path in changes.removed:
                 row = rows[path]
                 if row.note_id and self.index.path_of(row.note_id) == path:
                     self.index.delete_note(row.note_id)
+                    ids.vacated.add(row.note_id)
                     report.removed += 1
                 self.index.remove_file(path)
             todo = changes.modified + changes.added
             for n, path in enumerate(todo, 1):
-                self._sync_file(path, disk[path], rows.get(path), report)
+                self._sync_file(path, disk[path], rows.get(path), report, ids)
                 if progress:
                     progress(n, len(todo))
+            self._settle(ids, report)
         if paths is None:
             self._seen = disk
         self.problems.extend(report.errors)
         return report
 
-    def _sync_file(self, path: str, stat: FileStat, row, report: SyncReport) -> None:
+    def _sync_file(self, path: str, stat: FileStat, row, report: SyncReport, ids: "_Settling", *, force: bool = False) -> None:
         try:
             data = self.vault.read_bytes(path, limit=MAX_NOTE_BYTES)
         except OSError:
             return  # vanished since the scan: the next sync sees it gone
         digest = content_hash(data)
-        if row is not None and row.hash == digest:
+        if row is not None and row.hash == digest and not force:
             self.index.set_file(path, stat, digest, row.note_id, row.error)
             return
-        note, error = self._parse(path, data)
+        note, error, named = self._read(path, data)
         if note is not None:
-            other = self.index.path_of(note.id)
-            if other not in (None, path) and self.vault.stat(other) is not None:
-                note, error = None, f"{path}: the id {note.id} is already used by {other}; give this note another id"
+            wanted = note.id
+            note.id, error = self._place(path, wanted, named, ids)
+            ids.gave_way.pop(path, None)
+            if note.id is None:
+                note = None
+            elif note.id != wanted:
+                ids.gave_way[path] = wanted
         if row is not None and row.note_id and (note is None or note.id != row.note_id):
             if self.index.path_of(row.note_id) == path:
                 self.index.delete_note(row.note_id)
+                ids.vacated.add(row.note_id)
         if error:
             report.errors.append(error)
+        if note is None:
             self.index.set_file(path, stat, digest, None, error)
             return
-        assert note is not None
         self.index.upsert_note(note, path)
         self.index.set_file(path, stat, digest, note.id, None)
         if row is None:
@@ -149,21 +168,92 @@ class Indexer:
         else:
             report.updated += 1
 
+    # -- ids of files that name none --------------------------------------
+    def _place(self, path: str, wanted: str, named: bool, ids: "_Settling") -> tuple[str | None, str | None]:
+        """The id this file gets where another file wants the same (a file name without
+        an `id:`: `My Note.md` beside `My-Note.md`), or None and why. `ids.settle_ids`
+        decides, from the files alone; a file it moves to another id is indexed again
+        (`_settle`)."""
+        contenders = self._contenders(wanted, but=path)
+        holder = self.index.path_of(wanted)
+        if named and holder in contenders and holder != path and contenders[holder][1]:
+            # Two files name the same id: the one indexed first keeps it.
+            return None, f"{path}: the id {wanted} is already used by {holder}; give this note another id"
+        if not contenders:
+            return wanted, None
+        contenders[path] = (wanted, named)
+        settled = settle_ids(contenders)
+        for other, new in settled.items():
+            if other != path and self._id_of(other) != new:
+                ids.moved.add(other)
+        if settled[path] is None:
+            winner = next(p for p, new in settled.items() if new == wanted)
+            return None, f"{path}: the id {wanted} is already used by {winner}; give this note another id"
+        return settled[path], None
+
+    def _contenders(self, wanted: str, but: str | None = None) -> dict[str, tuple[str, bool]]:
+        """The files other than `but` that want the id `wanted` (path: (wanted, whether
+        it names it)): the one indexed under it and those indexed under their
+        `collision_id` of it. Read from disk only when there are any (rarely)."""
+        holder = self.index.path_of(wanted)
+        paths = {holder} | {p for i, p in self.index.notes_with_prefix(collision_prefix(wanted)) if i == collision_id(wanted, p)}
+        out = {}
+        for path in paths - {None, but}:
+            try:
+                note, _, named = self._read(path, self.vault.read_bytes(path, limit=MAX_NOTE_BYTES))
+            except OSError:
+                continue  # gone: the sync that sees it gone gives its id back
+            if note is not None and note.id == wanted:  # (a loser amem has rewritten names its own id now)
+                out[path] = (wanted, named)
+        return out
+
+    def _id_of(self, path: str) -> str | None:
+        row = self.index.files([path]).get(path)
+        return row.note_id if row else None
+
+    def _settle(self, ids: "_Settling", report: SyncReport) -> None:
+        """Give each id left free to the file that wants it most, and index again the
+        files `_place` moved to another id (until none moves; each file once)."""
+        done: set[str] = set()
+        while ids.vacated or ids.moved - done:
+            for wanted in sorted(ids.vacated):
+                if self.index.path_of(wanted) is None:
+                    for other, new in settle_ids(self._contenders(wanted)).items():
+                        if self._id_of(other) != new:
+                            ids.moved.add(other)
+            ids.vacated.clear()
+            for path in sorted(ids.moved - done):
+                done.add(path)
+                stat = self.vault.stat(path)
+                if stat is not None:
+                    self._sync_file(path, stat, self.index.files([path]).get(path), report, ids, force=True)
+        for path, wanted in sorted(ids.gave_way.items()):  # once all have settled: the holder named is the last
+            report.errors.append(f"{path}: {self.index.path_of(wanted)} has the id {wanted} this note's name gives; "
+                                 f"this note is {self._id_of(path)} (give one of them an `id:` of its own)")
+
     @staticmethod
     def _parse(path: str, data: bytes, *, own_id: bool = True) -> tuple[Note | None, str | None]:
+        note, error, _ = Indexer._read(path, data, own_id=own_id)
+        return note, error
+
+    @staticmethod
+    def _read(path: str, data: bytes, *, own_id: bool = True) -> tuple[Note | None, str | None, bool]:
+        """The note in a file's bytes (or the problem, in one line), and whether the file
+        names its id (else the id is the one its name gives)."""
         if len(data) > MAX_NOTE_BYTES:
-            return None, f"{path}: larger than a note may be ({MAX_NOTE_BYTES // 2**20} MiB); split it; it was skipped"
+            return None, f"{path}: larger than a note may be ({MAX_NOTE_BYTES // 2**20} MiB); split it; it was skipped", False
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = data[: exc.start].count(b"\n") + 1
-            return None, f"{path}:{line}: not UTF-8 text; the file was skipped"
+            return None, f"{path}:{line}: not UTF-8 text; the file was skipped", False
         if "\x00" in text:
-            return None, f"{path}: a binary file, not a Markdown note; it was skipped"
+            return None, f"{path}: a binary file, not a Markdown note; it was skipped", False
         try:
-            return parse_note(text, path=path, fallback_id=id_from_stem(PurePosixPath(path).stem), own_id=own_id), None
+            note, named = read_note(text, path=path, fallback_id=id_from_stem(PurePosixPath(path).stem), own_id=own_id)
         except NoteFormatError as exc:
-            return None, exc.message
+            return None, exc.message, False
+        return note, None, named
 
     def record_written(self, note: Note, path: str, stat: FileStat, text: str) -> str:
         """Index a note amem has just written (caller holds the lock). Returns the hash of its bytes."""

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import ConflictError, NotFoundError, UsageError
-from ..ids import check_id, is_valid_id, new_id
+from ..ids import check_id, new_id
 from ..markdown import normalise_text, parse_note, render_note, str_list
 from ..models import Note
 from ..pipeline.evolve import broken_rule
@@ -167,8 +167,7 @@ class NoteService:
         """The path for a new note, after checking nothing is in its way."""
         if not note.content.strip():
             raise UsageError("the note is empty", hint="give the note some text")
-        if not is_valid_id(note.id):
-            check_id(note.id)
+        note.id = check_id(note.id)  # in NFC, as the file will be read back
         if self.index.path_of(note.id) is not None:
             raise UsageError(f"a note with the id {note.id} exists already", hint="leave the id out to get a new one")
         path = self.vault.path_for_new(note.id)
@@ -387,7 +386,7 @@ class NoteService:
 
     # -- reads ------------------------------------------------------------
     def get(self, note_id: str, *, sync: bool = True) -> Note:
-        check_id(note_id)
+        note_id = check_id(note_id)
         if sync:
             self.indexer.sync()
             if path := self.index.path_of(note_id):

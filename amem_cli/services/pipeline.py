@@ -264,8 +264,8 @@ class Pipeline:
         stat = self.notes.vault.stat(self.index.path_of(note_id))
         if stat is None or note.updated_at is None:
             return True
-        modified = note.updated_at + HAND_EDIT_SLACK
-        return stat.mtime_ns / 1e9 > modified.timestamp()
+        # In seconds: `updated + 2 s` does not exist at the end of the year 9999.
+        return stat.mtime_ns / 1e9 > note.updated_at.timestamp() + HAND_EDIT_SLACK.total_seconds()
 
 
 def _merged(old: list[str], new: list[str]) -> list[str]:

@@ -81,3 +81,37 @@ def test_tiny_messages_merged_or_skipped():
     ]
     meta = chunks[0].fields()["metadata"]
     assert meta["role"] == "user" and len(meta["source_hash"]) == 32
+
+
+def test_codex_rollout_lines_and_session_ids():
+    from amem_cli.transcripts import read
+
+    lines = [
+        {"timestamp": "2025-12-08T00:37:46Z", "type": "session_meta", "payload": {"id": "0199-codex", "cwd": "/src"}},
+        {"timestamp": "2025-12-08T00:38:00Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Rename the flag"}]}},
+        {"timestamp": "2025-12-08T00:38:02Z", "type": "event_msg", "payload": {"type": "user_message", "message": "Rename the flag"}},
+        {"timestamp": "2025-12-08T00:38:05Z", "type": "response_item", "payload": {
+            "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Renamed it everywhere."}]}},
+    ]
+    codex = read("\n".join(json.dumps(r) for r in lines))
+    assert codex.session == "0199-codex"
+    assert [(m.role, m.text) for m in codex.messages] == [("user", "Rename the flag"), ("assistant", "Renamed it everywhere.")]
+    claude = read(json.dumps({"type": "user", "sessionId": "abc-123", "message": {"role": "user", "content": "Hi there all"}}))
+    assert claude.session == "abc-123"
+    assert read(json.dumps({"conversation_id": "c-9", "messages": [{"role": "user", "content": "Hello"}]})).session == "c-9"
+    assert read("user: plain text\nbot: has no session id").session is None
+
+
+def test_keys_chain_the_transcript_so_far():
+    from amem_cli.transcripts import identify, read
+
+    rows = [{"role": "user", "content": "First question here"}, {"role": "assistant", "content": "First answer here"}]
+    text = "\n".join(json.dumps(r) for r in rows)
+    keys = [m.key for m in parse(text)]
+    assert len(set(keys)) == 2 and all(len(k) == 32 for k in keys)
+    assert [m.key for m in parse(text + "\n" + json.dumps({"role": "user", "content": "More"}))][:2] == keys  # grown
+    assert parse(json.dumps(rows[1]))[0].key != keys[1]  # the same words after other ones
+    other = read(text)
+    identify(other.messages, "a-session-id")
+    assert [m.key for m in other.messages] != keys  # a session id starts another chain

@@ -12,6 +12,7 @@ import typer
 
 from ...errors import UsageError
 from ...redact import REDACTED
+from ...timeutil import day
 from ..app import command, container, read_stdin, served
 from ..completions import complete_boxes, complete_ids, complete_tags
 from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, NoRedactOpt, SinceOpt, TagOpt, UntilOpt
@@ -127,7 +128,7 @@ def list_(
         console.print("[dim]No notes.[/]")
         return
     for n in notes:
-        date = n.created_at.strftime("%Y-%m-%d") if n.created_at else ""
+        date = day(n.created_at) if n.created_at else ""
         tags = f" [cyan]{escape(' '.join('#' + t for t in n.tags))}[/]" if n.tags else ""
         console.print(f"[bold]{escape(n.id)}[/] [dim]{date}[/] {escape(snippet(n.content, 80))}{tags}")
 

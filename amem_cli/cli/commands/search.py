@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from ...timeutil import day
 from ..app import command, container
 from ..options import BoxOpt, JsonOpt, LimitOpt, SinceOpt, TagOpt, UntilOpt
 from ..output import console, escape, print_json, printable, snippet
@@ -34,7 +35,7 @@ def search(
         return
     for rank, hit in enumerate(hits, 1):
         n = hit.note
-        date = n.created_at.strftime("%Y-%m-%d") if n.created_at else ""
+        date = day(n.created_at) if n.created_at else ""
         console.print(f"{rank:>2}. [bold]{escape(n.id)}[/] [dim]{date} score {hit.score:.4f}[/]")
         console.print(f"    {escape(snippet(n.content, 110))}")
         if n.context:
