@@ -18,12 +18,13 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .errors import NoteFormatError
 from .ids import is_valid_id
+from .links import target
 from .models import NOTE_KEYS, Note
 from .timeutil import to_datetime
 
 _FENCE = "---"
 _YAML = YAMLHandler()
-_WIKILINK = re.compile(r"^\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]$")
+_ID_LINK = re.compile(r"^\[\[([A-Za-z0-9][A-Za-z0-9_.-]*)\]\]$")  # amem's own form, `[[id]]`
 
 # Bounds on a frontmatter once its aliases are expanded: an alias bomb ("billion laughs",
 # or one long string aliased many times) is a few lines that expand to gigabytes, in
@@ -226,8 +227,9 @@ def _note_from_data(data: dict, body: str, fallback_id: str | None) -> Note:
         context=field("context", _text_line),
         created_at=field("created", lambda v: _date_or_none(v, "created")),
         updated_at=field("updated", lambda v: _date_or_none(v, "updated")),
-        links=[unwrap_link(x) for x in field("links", lambda v: str_list(v, "links"))],
-        backlinks=[unwrap_link(x) for x in field("backlinks", lambda v: str_list(v, "backlinks"))],
+        links=[_as_written(x) for x in field("links", lambda v: link_list(v, "links"))],
+        backlinks=[_as_written(x) for x in field("backlinks", lambda v: link_list(v, "backlinks"))],
+        keeps_backlinks="backlinks" in data,
         boxes=field("boxes", lambda v: str_list(v, "boxes")),
         metadata=field("metadata", _mapping),
         previous=field("previous", lambda v: _one_link(v, "previous")),
@@ -269,8 +271,8 @@ def render_note(note: Note) -> str:
         "context": note.context,
         "created": note.created_at,
         "updated": note.updated_at,
-        "links": [f"[[{x}]]" for x in note.links],
-        "backlinks": [f"[[{x}]]" for x in note.backlinks],
+        "links": [_written(x) for x in note.links],
+        "backlinks": [_written(x) for x in note.backlinks],
         "previous": f"[[{note.previous}]]" if note.previous else None,
         "next": f"[[{note.next}]]" if note.next else None,
         "boxes": list(note.boxes),
@@ -279,15 +281,23 @@ def render_note(note: Note) -> str:
     for key in ("created", "updated", "previous", "next"):
         if data[key] is None:
             del data[key]
+    if not note.backlinks and not note.keeps_backlinks:
+        del data["backlinks"]
     data.update({k: v for k, v in note.extra.items() if k not in data})
     fm = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10**9)
     return f"{_FENCE}\n{fm}{_FENCE}\n{note.content}\n"
 
 
-def unwrap_link(value: str) -> str:
-    """`[[id]]`, `[[id|alias]]` or `id` -> `id`."""
-    m = _WIKILINK.match(value.strip())
-    return (m.group(1) if m else value).strip()
+def _as_written(value: str) -> str:
+    """A link as the note holds it: amem's `[[id]]` as the id, any other form (`[[Project
+    Plan|the plan]]`, `[[x#heading]]`, a file name) exactly as written, so a rewrite of
+    the file writes it back the same (`links.target` tells the note it names)."""
+    m = _ID_LINK.match(value)
+    return m.group(1) if m and is_valid_id(m.group(1)) else value
+
+
+def _written(link: str) -> str:
+    return f"[[{link}]]" if is_valid_id(link) else link
 
 
 def _one_link(value: Any, name: str) -> str | None:
@@ -295,7 +305,14 @@ def _one_link(value: Any, name: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise ValueError(f"{name} must be one note id")
-    return unwrap_link(value) or None
+    return target(value) or None
+
+
+def link_list(value: Any, name: str) -> list[str]:
+    """`str_list`, with a hint for the YAML slip of an unquoted `- [[Note]]` (a list in a list)."""
+    if isinstance(value, list) and any(isinstance(item, list) for item in value):
+        raise ValueError(f"{name}: put each link in quotes, as in - \"[[Note]]\" (unquoted, YAML reads a list)")
+    return str_list(value, name)
 
 
 def str_list(value: Any, name: str = "value") -> list[str]:

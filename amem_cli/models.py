@@ -29,7 +29,13 @@ GENERATED = "amem_generated"
 
 @dataclass
 class Note:
-    """One atomic memory: a Markdown file with YAML frontmatter."""
+    """One atomic memory: a Markdown file with YAML frontmatter.
+
+    `links`, `backlinks`, `previous` and `next` name other notes. Read from a file they
+    are as the person wrote them (`[[Project Plan|the plan]]` stays so; amem's own
+    `[[id]]` is held as the id); read from the index, each is the id of the note it
+    names (`links.target` and the index resolve them), or its target as written when it
+    names no note."""
 
     id: str
     content: str
@@ -47,6 +53,9 @@ class Note:
     next: str | None = None
     # Frontmatter keys a person added that amem does not own; kept as they are.
     extra: dict[str, Any] = field(default_factory=dict)
+    # Whether the file keeps a list of backlinks (it has a `backlinks` key): every note amem
+    # writes does; a person's note gets one when amem first links a note to it.
+    keeps_backlinks: bool = True
 
     def copy(self) -> "Note":
         """A copy with lists and dicts of its own (`replace` alone shares them); far

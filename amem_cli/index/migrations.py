@@ -125,3 +125,27 @@ def m007_own_words_vectors(db):
         WHERE json_valid(metadata) AND json_array_length(metadata, '$.amem_generated') > 0
         """
     )
+
+
+@migrations()
+def m008_link_names(db):
+    # Links name notes the way people write them (`[[Project Plan]]`, `[[x#heading]]`, a
+    # file name, a title: see `amem_cli.links`). `note_names` holds every name of every
+    # note; a link row holds what it names (`key`, as compared; `target`, as written) and
+    # the note that resolves to (`dst`, NULL while none does). `kind`: `link` (in the
+    # frontmatter), `text` (in the note's text), `previous` or `next`. Rebuilt from the
+    # notes already indexed, so no file is read again.
+    for sql in (
+        "DROP TABLE IF EXISTS links",
+        "CREATE TABLE links (src TEXT NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL, dst TEXT, "
+        "PRIMARY KEY (src, key, kind))",
+        "CREATE INDEX links_dst ON links(dst)",
+        "CREATE INDEX links_key ON links(key)",
+        "CREATE TABLE note_names (name TEXT NOT NULL, rank INTEGER NOT NULL, note_id TEXT NOT NULL, PRIMARY KEY (name, note_id))",
+        "CREATE INDEX note_names_note ON note_names(note_id)",
+    ):
+        db.execute(sql)
+    from .sqlite import NOTE_COLS, index_links, note_from_row  # here: sqlite.py imports this module
+
+    for row in db.execute(f"SELECT path, {NOTE_COLS} FROM notes").fetchall():
+        index_links(db, note_from_row(row[1:]), row[0])

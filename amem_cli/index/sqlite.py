@@ -16,6 +16,7 @@ from pathlib import Path
 
 import sqlite_utils
 
+from .. import links as link_names
 from ..models import Note
 from ..store import FileStat, content_hash
 from ..timeutil import day, to_datetime, utc_key
@@ -156,10 +157,7 @@ class SqliteIndex:
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         db.execute(f"INSERT OR REPLACE INTO notes({cols}) VALUES ({marks})", list(row.values()))
-        db.execute("DELETE FROM links WHERE src = ?", [note.id])
-        edges = [(note.id, d, "link") for d in note.links]
-        edges += [(note.id, d, kind) for d, kind in ((note.previous, "previous"), (note.next, "next")) if d]
-        db.conn.executemany("INSERT OR IGNORE INTO links(src, dst, kind) VALUES (?, ?, ?)", edges)
+        index_links(db, note, path)
         if old is not None and tuple(old[1:]) == tuple(row[c] for c in searched):
             return  # only links changed (the pipeline's usual write): the searched text stands
         for table, col, values in (
@@ -226,7 +224,7 @@ class SqliteIndex:
         row = db.execute("SELECT previous, next FROM notes WHERE id = ?", [note_id]).fetchone()
         for table in ("note_keywords", "note_tags", "note_boxes"):
             db.execute(f"DELETE FROM {table} WHERE note_id = ?", [note_id])
-        db.execute("DELETE FROM links WHERE src = ?", [note_id])
+        forget_links(db, note_id)
         key = db.execute("SELECT key FROM fts_keys WHERE id = ?", [note_id]).fetchone()
         if key:
             db.execute("DELETE FROM notes_fts WHERE rowid = ?", key)
@@ -250,18 +248,63 @@ class SqliteIndex:
         return self.db.execute("SELECT id, path FROM notes WHERE id >= ? AND id < ?", [prefix, end]).fetchall()
 
     def get(self, note_id: str) -> Note | None:
-        row = self.db.execute(f"SELECT {_NOTE_COLS} FROM notes WHERE id = ?", [note_id]).fetchone()
-        return _row_to_note(row) if row else None
+        row = self.db.execute(f"SELECT {NOTE_COLS} FROM notes WHERE id = ?", [note_id]).fetchone()
+        return self._resolved([note_from_row(row)])[0] if row else None
 
-    def get_many(self, ids: Iterable[str]) -> dict[str, Note]:
+    def get_many(self, ids: Iterable[str], *, links: bool = True) -> dict[str, Note]:
+        """The notes of these ids; `links=False`: their links left as written, for callers
+        that read only the notes' text (resolving a hub's hundreds of backlinks costs)."""
         ids = list(dict.fromkeys(ids))
         out: dict[str, Note] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ",".join("?" for _ in chunk)
-            for row in self.db.execute(f"SELECT {_NOTE_COLS} FROM notes WHERE id IN ({marks})", chunk):
-                out[row[0]] = _row_to_note(row)
+            for row in self.db.execute(f"SELECT {NOTE_COLS} FROM notes WHERE id IN ({marks})", chunk):
+                out[row[0]] = note_from_row(row)
+        if links:
+            self._resolved(list(out.values()))
         return out
+
+    def _resolved(self, notes: list[Note]) -> list[Note]:
+        """The notes with each link, backlink and sequence pointer as the id of the note it
+        names (as written, when it names none)."""
+        written = {w for n in notes for w in (*n.links, *n.backlinks, n.previous, n.next) if w}
+        ids = self.resolve(written)
+
+        def one(w: str) -> str:
+            return ids.get(w) or link_names.target(w) or w
+
+        for n in notes:
+            n.links = list(dict.fromkeys(one(w) for w in n.links))
+            n.backlinks = list(dict.fromkeys(one(w) for w in n.backlinks))
+            n.previous, n.next = (one(w) if w else None for w in (n.previous, n.next))
+        return notes
+
+    def resolve(self, written: Iterable[str]) -> dict[str, str]:
+        """{link as written: id of the note it names} for those that name a note."""
+        targets = {w: link_names.target(w) for w in written}
+        found = _candidates(self.db, {link_names.key(t) for t in targets.values() if t})
+        out = {}
+        for w, t in targets.items():
+            note_id = link_names.best(found.get(link_names.key(t), ()), t) if t else None
+            if note_id is not None:
+                out[w] = note_id
+        return out
+
+    def linked_from(self, ids: Iterable[str]) -> dict[str, list[str]]:
+        """{note: the notes whose frontmatter links name it}, for each given note."""
+        ids, out = list(ids), {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            sql = (f"SELECT dst, src FROM links WHERE kind = 'link' AND dst IN ({','.join('?' * len(chunk))}) "
+                   "AND src != dst ORDER BY dst, src")
+            for dst, src in self.db.execute(sql, chunk):
+                out.setdefault(dst, []).append(src)
+        return out
+
+    def linking(self, note_id: str) -> set[str]:
+        """The notes whose links (written in frontmatter or text) or sequence pointers name this one."""
+        return {r[0] for r in self.db.execute("SELECT DISTINCT src FROM links WHERE dst = ? AND src != ?", [note_id, note_id])}
 
     def existing(self, ids: Iterable[str]) -> set[str]:
         ids = list(ids)
@@ -298,10 +341,10 @@ class SqliteIndex:
         newest_first: bool = True,
     ) -> list[Note]:
         where, params = self.filter_sql(tags=tags, boxes=boxes, since=since, until=until)
-        sql = f"SELECT {_NOTE_COLS} FROM notes {where} ORDER BY created_utc {'DESC' if newest_first else 'ASC'}, id"
+        sql = f"SELECT {NOTE_COLS} FROM notes {where} ORDER BY created_utc {'DESC' if newest_first else 'ASC'}, id"
         if limit:
             sql += f" LIMIT {int(limit)}"
-        return [_row_to_note(r) for r in self.db.execute(sql, params)]
+        return self._resolved([note_from_row(r) for r in self.db.execute(sql, params)])
 
     def filter_sql(
         self,
@@ -331,7 +374,8 @@ class SqliteIndex:
 
     # -- counts -----------------------------------------------------------
     def link_count(self) -> int:
-        return self.db.execute("SELECT count(*) FROM links").fetchone()[0]
+        """Links and sequence pointers that name a note."""
+        return self.db.execute("SELECT count(*) FROM links WHERE dst IS NOT NULL").fetchone()[0]
 
     def boxes(self) -> list[tuple[str, int]]:
         return [tuple(r) for r in self.db.execute("SELECT box, count(*) FROM note_boxes GROUP BY box ORDER BY 2 DESC, 1")]
@@ -414,7 +458,8 @@ class SqliteIndex:
         for start in range(0, len(ids), 400):
             chunk = ids[start : start + 400]
             marks = ",".join("?" for _ in chunk)
-            sql = f"SELECT src, dst FROM links WHERE src IN ({marks}) UNION SELECT dst, src FROM links WHERE dst IN ({marks})"
+            sql = (f"SELECT src, dst FROM links WHERE src IN ({marks}) AND dst IS NOT NULL "
+                   f"UNION SELECT dst, src FROM links WHERE dst IN ({marks})")
             for a, b in self.db.execute(sql, chunk + chunk):
                 if a != b:
                     out.setdefault(a, set()).add(b)
@@ -502,7 +547,8 @@ class SqliteIndex:
     def reset(self) -> None:
         """Forget everything indexed (the files stay; the revision log too)."""
         with self.transaction():
-            for table in ("note_keywords", "note_tags", "note_boxes", "links", "notes_fts", "notes_trigram", "fts_keys", "notes", "files"):
+            for table in ("note_keywords", "note_tags", "note_boxes", "links", "note_names", "notes_fts", "notes_trigram",
+                          "fts_keys", "notes", "files"):
                 self.db.execute(f"DELETE FROM {table}")
             self._deleted = True
 
@@ -528,10 +574,11 @@ def date_words(when: datetime) -> str:
     return f"{day(when)} {when.day} {when:%B} {when.year} {when:%A}"
 
 
-_NOTE_COLS = "id, content, keywords, tags, context, created, updated, links, backlinks, boxes, metadata, extra, previous, next"
+NOTE_COLS = "id, content, keywords, tags, context, created, updated, links, backlinks, boxes, metadata, extra, previous, next"
 
 
-def _row_to_note(row) -> Note:
+def note_from_row(row) -> Note:
+    """A note as indexed (its links as written; `SqliteIndex._resolved` resolves them)."""
     return Note(
         id=row[0],
         content=row[1],
@@ -553,3 +600,65 @@ def _row_to_note(row) -> Note:
 def _phrase(text: str) -> str:
     """`text` as one quoted FTS5 phrase: no user text can change a query's meaning."""
     return '"' + text.replace('"', '""') + '"'
+
+
+# -- links: what each note names, resolved to the notes (see amem_cli.links) -----------
+
+
+def index_links(db: sqlite_utils.Database, note: Note, path: str) -> None:
+    """Record the names a note answers to and the links it makes (in its frontmatter and
+    in its text), each resolved to the note it names, or to none yet. Other notes' links
+    naming one of its old or new names are resolved again: a note added, renamed or given
+    a title moves them."""
+    names = link_names.names(note.id, path, note.extra)
+    old = dict(db.execute("SELECT name, rank FROM note_names WHERE note_id = ?", [note.id]).fetchall())
+    if old != names:
+        db.execute("DELETE FROM note_names WHERE note_id = ?", [note.id])
+        db.conn.executemany("INSERT INTO note_names(name, rank, note_id) VALUES (?, ?, ?)",
+                            [(name, rank, note.id) for name, rank in names.items()])
+        _resolve_again(db, set(old) | set(names))
+    written = [(w, "link") for w in note.links] + [(w, "text") for w in link_names.body_links(note.content)]
+    written += [(w, kind) for w, kind in ((note.previous, "previous"), (note.next, "next")) if w]
+    rows: dict[tuple[str, str], str] = {}
+    for w, kind in written:
+        if aim := link_names.target(w):
+            rows.setdefault((link_names.key(aim), kind), aim)
+    stored = db.execute("SELECT key, kind, target FROM links WHERE src = ?", [note.id]).fetchall()
+    if {(k, kind): aim for k, kind, aim in stored} == rows:
+        return  # the same links (a backlink added, the usual rewrite): their `dst` is kept current above
+    db.execute("DELETE FROM links WHERE src = ?", [note.id])
+    found = _candidates(db, {k for k, _ in rows})
+    db.conn.executemany(
+        "INSERT INTO links(src, key, kind, target, dst) VALUES (?, ?, ?, ?, ?)",
+        [(note.id, k, kind, aim, link_names.best(found.get(k, ()), aim)) for (k, kind), aim in rows.items()],
+    )
+
+
+def forget_links(db: sqlite_utils.Database, note_id: str) -> None:
+    """A note leaves: its links go, and links that named it are resolved again."""
+    old = [r[0] for r in db.execute("SELECT name FROM note_names WHERE note_id = ?", [note_id])]
+    db.execute("DELETE FROM note_names WHERE note_id = ?", [note_id])
+    db.execute("DELETE FROM links WHERE src = ?", [note_id])
+    _resolve_again(db, set(old))
+
+
+def _candidates(db: sqlite_utils.Database, keys: Iterable[str]) -> dict[str, list[tuple[int, str]]]:
+    """{name key: [(rank, note id)]} of the notes answering to each key."""
+    keys, out = list(keys), {}
+    for start in range(0, len(keys), 500):
+        chunk = keys[start : start + 500]
+        sql = f"SELECT name, rank, note_id FROM note_names WHERE name IN ({','.join('?' * len(chunk))})"
+        for name, rank, note_id in db.execute(sql, chunk):
+            out.setdefault(name, []).append((rank, note_id))
+    return out
+
+
+def _resolve_again(db: sqlite_utils.Database, keys: set[str]) -> None:
+    keys_ = list(keys)
+    found = _candidates(db, keys_)
+    for start in range(0, len(keys_), 500):
+        chunk = keys_[start : start + 500]
+        sql = f"SELECT rowid, key, target, dst FROM links WHERE key IN ({','.join('?' * len(chunk))})"
+        changed = [(dst, rowid) for rowid, k, aim, old in db.execute(sql, chunk).fetchall()
+                   if (dst := link_names.best(found.get(k, ()), aim)) != old]
+        db.conn.executemany("UPDATE links SET dst = ? WHERE rowid = ?", changed)

@@ -1,12 +1,15 @@
 """`amem doctor`: is the vault consistent? `--fix` repairs it from the files (the truth).
 
-Consistent: the note ids on disk, in SQLite and in the vector store are one set; SQLite's
-and the full-text tables' own checks pass; every link has its backlink; no temp file of
-an interrupted write is left;
-sequence pointers agree (a note's `next` names a note whose `previous` names it back); the queue holds no lost or duplicated job (a deferred
-note's file says its work is owed until it is done, so a lost queue is noticed). A repair never
-deletes a note file or changes a note's text: the index is rebuilt from the files, and
-only links, backlinks and sequence pointers in the frontmatter are mended.
+Consistent: every note file can be read; the note ids on disk, in SQLite and in the
+vector store are one set; SQLite's and the full-text tables' own checks pass; every link
+names a note (however it is written: `links.NameTable`), and a note that keeps backlinks
+has one for each; no temp file of an interrupted write is left; sequence pointers agree
+(a note's `next` names a note whose `previous` names it back); the queue holds no lost or
+duplicated job (a deferred note's file says its work is owed until it is done, so a lost
+queue is noticed). A repair never deletes a note file or changes a note's text or the
+links a person wrote: the index is rebuilt from the files, and only backlinks and
+sequence pointers in the frontmatter are mended. A file that cannot be read and a link
+that names no note are the person's to mend: reported, never touched.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ids import settle_ids
 from ..index.vectors import note_of
+from ..links import NameTable
 from ..models import Note
 from ..store import content_hash
 from .indexer import Indexer
@@ -33,7 +37,9 @@ TEMP_FILE = re.compile(r"^\..+\.[A-Za-z0-9_]+\.tmp$")
 REBUILD = {"sqlite_integrity", "fts_integrity", "fts_mismatch", "embedder_mismatch"}
 INDEX = {"unindexed_file", "stale_index", "orphaned_index"}
 VECTORS = {"missing_vector", "stale_vector", "orphaned_vector"}
-LINKS = {"dangling_link", "missing_backlink", "stale_backlink", "broken_sequence"}
+LINKS = {"missing_backlink", "stale_backlink", "broken_sequence"}
+# Problems only a person can mend (a fix would be a guess at what they meant).
+PERSON = {"bad_file", "dangling_link"}
 
 
 @dataclass(frozen=True)
@@ -41,24 +47,30 @@ class Problem:
     kind: str  # a stable name, e.g. "missing_vector" (see the sets above and `check`)
     subject: str  # the note id or path it is about
     detail: str  # one line for a person
+    hint: str = ""  # what to do, when `--fix` does not do it
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.detail}"
 
     def to_dict(self) -> dict[str, str]:
-        return {"kind": self.kind, "subject": self.subject, "detail": self.detail}
+        return {"kind": self.kind, "subject": self.subject, "detail": self.detail, "hint": self.hint}
 
 
 @dataclass
 class DoctorReport:
     problems: list[Problem] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)  # what --fix did, one line each
-    warnings: list[str] = field(default_factory=list)  # bad note files: shown, never touched
+    warnings: list[str] = field(default_factory=list)  # shown, not counted as problems (an id used twice)
     notes: int = 0  # note files on disk
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @property
+    def for_a_person(self) -> bool:
+        """Every problem is one `--fix` does not mend: a person must edit a file."""
+        return bool(self.problems) and self.kinds() <= PERSON
 
     def kinds(self) -> set[str]:
         return {p.kind for p in self.problems}
@@ -84,11 +96,19 @@ class DoctorReport:
 
 @dataclass
 class _Disk:
-    """The vault's note files as they are: path -> hash, and id -> (path, note)."""
+    """The vault's note files as they are: path -> hash, id -> (path, note), path -> why
+    it cannot be read as a note."""
 
     hashes: dict[str, str] = field(default_factory=dict)
     notes: dict[str, tuple[str, Note]] = field(default_factory=dict)
+    bad: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+
+    def names(self) -> NameTable:
+        table = NameTable()
+        for note_id, (path, note) in self.notes.items():
+            table.add(note_id, path, note.extra)
+        return table
 
 
 class Doctor:
@@ -106,6 +126,8 @@ class Doctor:
             disk = self._read_disk()
             report = DoctorReport(warnings=disk.warnings, notes=len(disk.notes))
             add = report.problems.append
+            for path, why in disk.bad.items():
+                add(Problem("bad_file", path, why, hint=f"edit {path} by hand (amem never rewrites a file it cannot read)"))
             self._check_temp_files(add)
             self._check_sqlite(add)
             self._check_files(disk, add)
@@ -128,12 +150,12 @@ class Doctor:
             try:
                 data = vault.read_bytes(path)
             except OSError as exc:
-                disk.warnings.append(f"{path}: cannot read it: {exc.strerror}")
+                disk.bad[path] = f"{path}: cannot read it: {exc.strerror}"
                 continue
             disk.hashes[path] = content_hash(data)
             note, error, named = Indexer._read(path, data)
             if note is None:
-                disk.warnings.append(error or f"{path}: not a note")
+                disk.bad[path] = error or f"{path}: not a note"
             else:
                 read[path], claims[path] = note, (note.id, named)
         settled = settle_ids(claims)  # as the index gives ids: two files that want one (`Indexer._place`)
@@ -232,21 +254,27 @@ class Doctor:
             add(Problem("orphaned_vector", vid, f"the vector store holds {vid}, which is no note{state}"))
 
     def _check_links(self, disk: _Disk, add) -> None:
-        notes = {i: n for i, (_, n) in disk.notes.items()}
-        for note_id, note in notes.items():
-            for other in [*note.links, *note.backlinks, note.previous, note.next]:
-                if other and other not in notes:
-                    add(Problem("dangling_link", note_id, f"{note_id} points to {other}, which does not exist"))
-            for target in note.links:
-                if target in notes and note_id not in notes[target].backlinks:
+        graph = _Links(disk)
+        for note_id, (path, note) in disk.notes.items():
+            for written in note.links:
+                if graph.resolve(written) is None:
+                    add(Problem("dangling_link", note_id, f"{path} links {written}, which names no note",
+                                hint=f"create that note, or correct the link in {path}"))
+            for target in sorted(graph.links[note_id] - {note_id}):
+                if disk.notes[target][1].keeps_backlinks and note_id not in graph.backlinks[target]:
                     add(Problem("missing_backlink", target, f"{note_id} links {target}, which lacks the backlink"))
-            for source in note.backlinks:
-                if source in notes and note_id not in notes[source].links:
-                    add(Problem("stale_backlink", note_id, f"{note_id} has a backlink from {source}, which does not link it"))
-            if note.next in notes and notes[note.next].previous != note_id:
-                add(Problem("broken_sequence", note_id, f"{note_id} is followed by {note.next}, which does not follow it"))
-            if note.previous in notes and notes[note.previous].next != note_id:
-                add(Problem("broken_sequence", note_id, f"{note_id} follows {note.previous}, which is followed by another"))
+            for written in note.backlinks:
+                source = graph.resolve(written)
+                if source is None or note_id not in graph.links[source]:
+                    add(Problem("stale_backlink", note_id, f"{note_id} has a backlink from {written}, which does not link it"))
+            seq = graph.sequence[note_id]
+            for end, written in (("next", note.next), ("previous", note.previous)):
+                if written and getattr(seq, end) is None:
+                    add(Problem("broken_sequence", note_id, f"{note_id} names {written} as its {end}, which does not exist"))
+            if seq.next is not None and graph.sequence[seq.next].previous != note_id:
+                add(Problem("broken_sequence", note_id, f"{note_id} is followed by {seq.next}, which does not follow it"))
+            if seq.previous is not None and graph.sequence[seq.previous].next != note_id:
+                add(Problem("broken_sequence", note_id, f"{note_id} follows {seq.previous}, which is followed by another"))
 
     def _check_queue(self, disk: _Disk, add) -> None:
         db = self.c.index.db
@@ -325,34 +353,27 @@ class Doctor:
                     fixed.append(f"dropped revision {seq} of {note_id}, which was never written")
 
     def _mend_links(self) -> list[str]:
-        """Links are the truth of the graph: backlinks follow them; pointers to notes that
-        do not exist go (as `amem rm` removes them); sequence pointers as `_agreed_sequence`."""
-        notes = self.c.notes
+        """Links are the person's and the truth of the graph: never changed. Backlinks
+        follow them, in the notes that keep backlinks; sequence pointers as
+        `_agreed_sequence` (one naming no note goes)."""
         disk = self._read_disk()
-        ids = set(disk.notes)
-        linked_from: dict[str, list[str]] = {}
-        for note_id, (_, note) in disk.notes.items():
-            for target in note.links:
-                linked_from.setdefault(target, []).append(note_id)
-        after = _agreed_sequence({i: n for i, (_, n) in disk.notes.items()})
+        graph = _Links(disk)
+        after = _agreed_sequence(graph.sequence)
         before = {b: a for a, b in after.items()}
         done = []
         for note_id, (_, note) in sorted(disk.notes.items()):
-            backlinks = [b for b in note.backlinks if note_id in linked_from.get(b, [])]
-            backlinks += [s for s in linked_from.get(note_id, []) if s not in backlinks]
-
-            def mend(n: Note, backlinks=backlinks) -> Note:
-                return replace(
-                    n,
-                    links=[x for x in n.links if x in ids],
-                    backlinks=backlinks,
-                    previous=before.get(n.id),
-                    next=after.get(n.id),
-                )
-
-            if mend(note) != note:
-                notes.update(note_id, mend, embed=False, sync=False)
-                done.append(f"mended the links and backlinks of {note_id}")
+            changes: dict[str, Any] = {}
+            if note.keeps_backlinks:
+                kept = [w for w in note.backlinks if note_id in graph.links.get(graph.resolve(w) or "", ())]
+                named = {graph.resolve(w) for w in kept}
+                changes["backlinks"] = kept + sorted(graph.linked_from[note_id] - named - {note_id})
+            seq = graph.sequence[note_id]
+            for end, agreed in (("previous", before.get(note_id)), ("next", after.get(note_id))):
+                if getattr(seq, end) != agreed or (getattr(note, end) and agreed is None):
+                    changes[end] = agreed
+            if replace(note, **changes) != note:
+                self.c.notes.update(note_id, lambda n, changes=changes: replace(n, **changes), embed=False, sync=False)
+                done.append(f"mended the backlinks and sequence of {note_id}")
         return done
 
     def _mend_vectors(self) -> list[str]:
@@ -384,6 +405,23 @@ class Doctor:
                 index.enqueue([note_id], when)
                 done.append(f"queued the work on {note_id} again")
         return done
+
+
+class _Links:
+    """The links of the notes on disk, each resolved to the note it names."""
+
+    def __init__(self, disk: _Disk):
+        self.resolve = disk.names().resolve
+        self.links: dict[str, set[str]] = {}  # note -> the notes its links name
+        self.backlinks: dict[str, set[str]] = {}  # note -> the notes its backlinks name
+        self.linked_from: dict[str, set[str]] = {i: set() for i in disk.notes}
+        self.sequence: dict[str, Note] = {}  # note -> a stand-in holding its resolved pointers
+        for note_id, (_, note) in disk.notes.items():
+            self.links[note_id] = {t for w in note.links if (t := self.resolve(w))}
+            self.backlinks[note_id] = {t for w in note.backlinks if (t := self.resolve(w))}
+            self.sequence[note_id] = Note(note_id, "", previous=self.resolve(note.previous), next=self.resolve(note.next))
+            for target in self.links[note_id]:
+                self.linked_from[target].add(note_id)
 
 
 def _count(n: int, word: str) -> str:

@@ -81,18 +81,19 @@ def build_graph(
 
 
 def _edges(index, ids: set[str]) -> list[GraphEdge]:
-    """Links once per pair, whichever note made them; sequence links as previous -> next
-    (each is stored by both notes). Links to notes outside `ids` are left out."""
+    """Links once per pair, whichever note made them (in its frontmatter or its text);
+    sequence links as previous -> next (each is stored by both notes). Links to notes
+    outside `ids` are left out."""
     seen: set = set()
     edges = []
     for src, dst, kind in index.db.execute("SELECT src, dst, kind FROM links ORDER BY src, dst, kind"):
         if src == dst or src not in ids or dst not in ids:
             continue
-        if kind == "link":
-            key, edge = frozenset((src, dst)), GraphEdge(src, dst, "link")
-        else:
+        if kind in ("previous", "next"):
             a, b = (src, dst) if kind == "next" else (dst, src)
             key, edge = (a, b), GraphEdge(a, b, "sequence")
+        else:
+            key, edge = frozenset((src, dst)), GraphEdge(src, dst, "link")
         if key not in seen:
             seen.add(key)
             edges.append(edge)

@@ -383,7 +383,7 @@ class Indexer:
             pending = self.index.pending_embeddings()
             for start in range(0, len(pending), EMBED_BATCH):
                 batch = pending[start : start + EMBED_BATCH]
-                notes = self.index.get_many(batch)
+                notes = self.index.get_many(batch, links=False)
                 ids = [i for i in batch if i in notes]
                 texts = self._texts([notes[i] for i in ids])
                 vectors.upsert(list(texts), self._embed(list(texts.values())))

@@ -362,20 +362,23 @@ class NoteService:
         with self.vault.lock():
             note = self.get(note_id, sync=False)
             path = self._path(note_id)
-            referrers = {
-                r[0]
-                for r in self.index.db.execute(
-                    "SELECT id FROM notes WHERE id != ? AND (links LIKE ? OR backlinks LIKE ? OR previous = ? OR next = ?)",
-                    [note_id, f'%"{note_id}"%', f'%"{note_id}"%', note_id, note_id],
-                )
+            referrers = self.index.linking(note_id) | {
+                r[0] for r in self.index.db.execute(
+                    "SELECT id FROM notes WHERE id != ? AND backlinks LIKE ?", [note_id, f'%"{note_id}"%'])
             }
+
+            def unlink(n: Note) -> Note:
+                """Without the links (however written) and pointers that name the note."""
+                ids = self.index.resolve([*n.links, *n.backlinks, *(p for p in (n.previous, n.next) if p)])
+                return _without(n, {w for w, i in ids.items() if i == note_id} | {note_id})
+
             for other in sorted(referrers - {note.previous, note.next}):
-                self.update(other, lambda n: _without_link(n, note_id), embed=False)
+                self.update(other, unlink, embed=False)
             # Close the gap in a sequence: the neighbours now follow each other.
             if note.previous and self.index.path_of(note.previous):
-                self.update(note.previous, lambda n: replace(_without_link(n, note_id), next=note.next), embed=False)
+                self.update(note.previous, lambda n: replace(unlink(n), next=note.next), embed=False)
             if note.next and self.index.path_of(note.next):
-                self.update(note.next, lambda n: replace(_without_link(n, note_id), previous=note.previous), embed=False)
+                self.update(note.next, lambda n: replace(unlink(n), previous=note.previous), embed=False)
             self.vault.delete(path)
             with self.index.transaction():
                 self.index.delete_note(note_id)
@@ -430,13 +433,14 @@ def redact_note(note: Note) -> int:
     return count
 
 
-def _without_link(note: Note, target: str) -> Note:
+def _without(note: Note, gone: set[str]) -> Note:
+    """The note without the links, backlinks and pointers written as one of `gone`."""
     return replace(
         note,
-        links=[x for x in note.links if x != target],
-        backlinks=[x for x in note.backlinks if x != target],
-        previous=None if note.previous == target else note.previous,
-        next=None if note.next == target else note.next,
+        links=[x for x in note.links if x not in gone],
+        backlinks=[x for x in note.backlinks if x not in gone],
+        previous=None if note.previous in gone else note.previous,
+        next=None if note.next in gone else note.next,
     )
 
 

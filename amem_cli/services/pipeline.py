@@ -206,7 +206,7 @@ class Pipeline:
         similar = dict(similar)
         for known in (note.id, *note.links, *note.backlinks, *exclude):
             similar.pop(known, None)
-        others = self.index.get_many(similar)
+        others = self.index.get_many(similar, links=False)
         candidates = [Candidate(i, n.content, n.context, n.keywords, similar[i]) for i, n in others.items()]
         decision = choose_links(note.content, note.keywords, candidates, llm=self.llm if s.link_choice == "model" else None,
                                 threshold=s.link_threshold, max_links=s.max_links)
@@ -214,20 +214,30 @@ class Pipeline:
         return decision.ids
 
     def _apply_links(self, pairs: list[tuple[str, str]]) -> None:
-        """Write links (source, target) and their backlinks, each file once."""
+        """Write links (source, target) and their backlinks, each file once. A target's
+        backlinks are made whole while it is written: a person's note gets its first
+        list of backlinks here, with the notes that already link it."""
         links: dict[str, list[str]] = {}
         backlinks: dict[str, list[str]] = {}
         for source, target in pairs:
             links.setdefault(source, []).append(target)
             backlinks.setdefault(target, []).append(source)
+        linked_from = self.index.linked_from(backlinks)
+        backlinks = {t: [*linked_from.get(t, []), *sources] for t, sources in backlinks.items()}
 
         def add(note_id: str) -> Callable[[Note], Note]:
             return lambda n: replace(
-                n, links=_merged(n.links, links.get(note_id, [])), backlinks=_merged(n.backlinks, backlinks.get(note_id, []))
+                n, links=self._merged(n.links, links.get(note_id, [])),
+                backlinks=self._merged(n.backlinks, backlinks.get(note_id, [])),
             )
 
         self.notes.update_many({i: add(i) for i in {**links, **backlinks}}, embed=False, sync=False)
         self.stats.links += len(pairs)
+
+    def _merged(self, written: list[str], ids: list[str]) -> list[str]:
+        """The links as written, then those of `ids` that none of them names already."""
+        named = {*written, *self.index.resolve(written).values()}
+        return [*written, *(i for i in dict.fromkeys(ids) if i not in named)]
 
     def _evolve(self, new: Note, target_id: str) -> None:
         changes = self._proposed_evolution(new, target_id)
@@ -266,8 +276,3 @@ class Pipeline:
             return True
         # In seconds: `updated + 2 s` does not exist at the end of the year 9999.
         return stat.mtime_ns / 1e9 > note.updated_at.timestamp() + HAND_EDIT_SLACK.total_seconds()
-
-
-def _merged(old: list[str], new: list[str]) -> list[str]:
-    return list(dict.fromkeys([*old, *new]))
-

@@ -35,7 +35,7 @@ def graph_stats(index) -> GraphStats:
     for src, dst, kind in index.db.execute("SELECT src, dst, kind FROM links"):
         if src in g and dst in g and src != dst:
             g.add_edge(src, dst)
-            pairs["link" if kind == "link" else "sequence"].add(frozenset((src, dst)))
+            pairs["sequence" if kind in ("previous", "next") else "link"].add(frozenset((src, dst)))
     kinds = {k: len(v) for k, v in pairs.items()}
     notes = g.number_of_nodes()
     parts = sorted(nx.connected_components(g), key=len, reverse=True) if notes else []

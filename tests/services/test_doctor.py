@@ -146,12 +146,17 @@ def test_missing_and_stale_backlinks(three):
     assert three.get("b").backlinks == ["a"] and three.get("c").backlinks == []
 
 
-def test_dangling_links_go(three):
+def test_a_dangling_link_is_reported_and_kept(three):
+    """A link is the person's: one naming no note is reported, never removed (it may name
+    a note yet to be written). A sequence pointer to nothing is amem's and goes."""
     write(three, Note("c", "Gamma about cherries", links=["nowhere"], next="gone"))
     settle(three)
-    fixed_and_consistent(three, "dangling_link")
-    c = three.get("c")
-    assert c.links == [] and c.next is None
+    assert three.doctor().kinds() == {"dangling_link", "broken_sequence"}
+    repaired = three.doctor(fix=True)
+    assert [(p.kind, p.subject) for p in repaired.problems] == [("dangling_link", "c")]
+    assert repaired.problems[0].hint and repaired.for_a_person
+    c = parse_note((three.path / "c.md").read_text(encoding="utf-8"))
+    assert c.links == ["nowhere"] and c.next is None
 
 
 def test_sequence_pointers_are_made_to_agree(three):
@@ -195,13 +200,16 @@ def test_claim_of_a_dead_worker(three):
     assert c.index.claims() == [] and c.index.queued() == ["a"]
 
 
-def test_bad_file_is_a_warning_not_a_problem(three):
+def test_a_bad_file_is_a_problem_left_untouched(three):
+    """A file amem cannot read is a note the person cannot find: a problem (it was a
+    warning, and doctor said "consistent"), named with its line, that --fix leaves to them."""
     bad = three.path / "broken.md"
     bad.write_bytes(b"---\ntags: [unclosed\n---\nbody\n")
     settle(three)
     report = three.doctor(fix=True)
-    assert report.ok and report.fixed == []
-    assert any(w.startswith("broken.md") for w in report.warnings)
+    assert report.fixed == [] and report.for_a_person
+    assert [(p.kind, p.subject) for p in report.problems] == [("bad_file", "broken.md")]
+    assert report.problems[0].detail.startswith("broken.md:3: bad YAML frontmatter")
     assert bad.read_bytes() == b"---\ntags: [unclosed\n---\nbody\n"
 
 

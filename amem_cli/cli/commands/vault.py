@@ -177,7 +177,14 @@ def doctor(
         warn(line)
     for problem in report.problems:
         console.print(f"[red]problem:[/] {escape(str(problem))}")
+        if problem.hint:
+            console.print(f"  [dim]{escape(problem.hint)}[/]")
     if not report.ok:
-        hint = "see the problems above" if fix else "run `amem doctor --fix` to repair the index from the files"
+        if report.for_a_person:
+            hint = "edit the files named above; `--fix` never changes what a person wrote"
+        elif fix:
+            hint = "see the problems above"
+        else:
+            hint = "run `amem doctor --fix` to repair the index from the files"
         raise InconsistentError(report.summary(), hint=hint)
     console.print(report.summary().capitalize() + ".")
