@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -92,6 +96,31 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_until(predicate, timeout: float = 30.0) -> bool:
+    """Whether `predicate()` came true within `timeout` seconds (asked every 0.1 s)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@contextlib.contextmanager
+def read_only_view(folder: Path, view: Path):
+    """`folder` seen at `view` through a read-only bind mount (root only: skips elsewhere)."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a read-only bind mount needs root")
+    view.mkdir()
+    if subprocess.run(["mount", "--bind", str(folder), str(view)], capture_output=True).returncode != 0:
+        pytest.skip("cannot bind-mount here")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], check=True, capture_output=True)
+        yield view
+    finally:
+        subprocess.run(["umount", "-l", str(view)], capture_output=True)
 
 
 @pytest.fixture

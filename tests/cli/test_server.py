@@ -13,7 +13,7 @@ import threading
 import time
 
 import pytest
-from conftest import index_rows
+from conftest import index_rows, wait_until
 
 SERVER = {"AMEM_SERVER": "auto", "AMEM_EMBEDDER": "fake"}
 
@@ -35,15 +35,6 @@ def amem(run_amem, vault):
 
 def _status(amem) -> dict:
     return json.loads(amem("server", "status", "--json", check=True).stdout)
-
-
-def _wait(predicate, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def _walruses(folder, n=1500):
@@ -91,7 +82,7 @@ def test_add_starts_the_server_and_its_worker_completes_the_note(amem, vault):
     status = _status(amem)
     assert status["running"] and status["pid"] != os.getpid()
     # The worker builds, links and embeds it after the reply.
-    assert _wait(lambda: _queued(vault) == 0)
+    assert wait_until(lambda: _queued(vault) == 0)
     shown = json.loads(amem("show", note_id, "--json", check=True).stdout)
     assert shown["keywords"] and shown["context"]
     hits = json.loads(amem("search", "sleeping otters", "--json", "--mode", "semantic", check=True).stdout)
@@ -131,14 +122,14 @@ def test_no_server_and_other_settings_work_in_process(amem, vault):
     # Other settings than the server's: the command runs here, and the stale server stops.
     res = amem("search", "note", env={"AMEM_FUSION": "rrf"}, check=True)
     assert "a note" in res.stdout
-    assert _wait(lambda: not _status(amem)["running"], timeout=10)
+    assert wait_until(lambda: not _status(amem)["running"], timeout=10)
 
 
 def test_queued_work_of_a_killed_server_is_done_by_the_next(amem, vault):
     ids = [amem("--no-server", "add", "--defer", f"note {i} about glaciers", check=True).stdout.strip() for i in range(3)]
     assert _queued(vault) == 3
     amem("search", "glaciers", check=True)  # starts a server, whose worker resumes the queue
-    assert _wait(lambda: _queued(vault) == 0)
+    assert wait_until(lambda: _queued(vault) == 0)
     for note_id in ids:
         assert json.loads(amem("show", note_id, "--json", check=True).stdout)["keywords"]
     # SIGKILL right after an acknowledged add: the note is on disk, its job done or queued.
@@ -147,7 +138,7 @@ def test_queued_work_of_a_killed_server_is_done_by_the_next(amem, vault):
     os.kill(pid, signal.SIGKILL)
     assert "moraines" in (vault / f"{note_id}.md").read_text()
     amem("search", "moraines", check=True)  # a new server (the dead one's socket is replaced)
-    assert _wait(lambda: _queued(vault) == 0)
+    assert wait_until(lambda: _queued(vault) == 0)
     assert json.loads(amem("show", note_id, "--json", check=True).stdout)["keywords"]
 
 
@@ -156,7 +147,7 @@ def test_idle_timeout_socket_permissions_and_bad_requests(amem, vault, amem_cmd)
                             env={**os.environ, **SERVER}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         sock = vault / ".amem" / "server.sock"
-        assert _wait(lambda: sock.exists())
+        assert wait_until(lambda: sock.exists())
         assert stat.S_IMODE(sock.stat().st_mode) & 0o077 == 0  # owner only
         assert stat.S_IMODE((vault / ".amem").stat().st_mode) & 0o077 == 0
         for bad in (b"not json\n", b'{"op": "run", "argv": "a string"}\n', b'{"op": "launch"}\n', b"[1, 2]\n"):
@@ -192,7 +183,7 @@ def test_a_search_does_not_wait_for_a_long_import_to_end(amem, vault, amem_cmd, 
                                  cwd=tmp_path, env={**os.environ, **SERVER}, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
     try:
-        assert _wait(lambda: len(list(vault.glob("*.md"))) > 100, timeout=120)  # well into the import
+        assert wait_until(lambda: len(list(vault.glob("*.md"))) > 100, timeout=120)  # well into the import
         found = amem("search", "first walrus", "--limit", "1", "--json", check=True)
         assert importing.poll() is None, "the search waited for the whole import"
         assert json.loads(found.stdout)[0]["content"] == "the first walrus"
@@ -213,7 +204,7 @@ def test_a_server_busy_longer_than_its_idle_timeout_does_not_stop(amem, vault, a
     server = subprocess.Popen([*amem_cmd, "--dir", str(vault), "serve", "--idle-timeout", "1"],
                               env={**os.environ, **SERVER}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        assert _wait(lambda: (vault / ".amem" / "server.json").exists())
+        assert wait_until(lambda: (vault / ".amem" / "server.json").exists())
         t0 = time.monotonic()
         res = amem("import", str(big), "--batch", "25", check=True)
         assert time.monotonic() - t0 > 3, "the import was too quick to outlast the idle timeout"
@@ -232,7 +223,7 @@ def test_stopping_the_server_ends_an_import_between_batches_and_the_same_import_
     importing = subprocess.Popen([*amem_cmd, "--dir", str(vault), "import", str(big), "--batch", "25"],
                                  env={**os.environ, **SERVER}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert _wait(lambda: len(list(vault.glob("*.md"))) > 100, timeout=120)
+        assert wait_until(lambda: len(list(vault.glob("*.md"))) > 100, timeout=120)
         amem("server", "stop", check=True)
         out, err = importing.communicate(timeout=300)
     finally:
@@ -360,7 +351,7 @@ def test_secrets_reach_no_byte_of_the_vault_or_the_server_log(amem, vault, tmp_p
     assert res.returncode == 0 and json.loads(res.stdout)["redactions"] == 80, res.stderr
     (tmp_path / "a.jsonl").write_text("\n".join(json.dumps({"content": s}) for s in sentences[160:]) + "\n")
     amem("import", str(tmp_path / "a.jsonl"), env=env, check=True)
-    assert _wait(lambda: _queued(vault) == 0)
+    assert wait_until(lambda: _queued(vault) == 0)
     pid = _status(amem)["pid"]
     assert amem("server", "stop", check=True).stdout.strip() == "stopped"
     assert _gone(pid)  # once `stop` returns: its files are final
@@ -376,11 +367,11 @@ def test_servers_started_at_once_leave_exactly_one(amem, vault, amem_cmd):
     procs = [subprocess.Popen([*amem_cmd, "--dir", str(vault), "serve"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, env={**os.environ, **SERVER}) for _ in range(4)]
     try:
-        assert _wait(lambda: sum(p.poll() is not None for p in procs) == 3, timeout=120)
+        assert wait_until(lambda: sum(p.poll() is not None for p in procs) == 3, timeout=120)
         for p in (p for p in procs if p.poll() is not None):
             _, err = p.communicate()
             assert p.returncode == 4 and "another amem server is serving this vault" in err, err
-        assert _wait(lambda: _status(amem)["running"], timeout=120)  # the one left is up once warm
+        assert wait_until(lambda: _status(amem)["running"], timeout=120)  # the one left is up once warm
         assert amem("search", "anything", "--json", check=True).returncode == 0
     finally:
         amem("server", "stop")

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import read_only_view
 
 NOTES = ["The lighthouse keeper logs the weather at dawn", "Walruses sleep on the ice floe", "Tide tables for the harbour"]
 
@@ -26,8 +26,6 @@ def files(folder: Path) -> dict[str, bytes]:
 @pytest.fixture
 def read_only(vault, tmp_path, amem_cmd):
     """(the vault seen through a read-only bind mount, `amem` on that view, the notes' ids)."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("a read-only bind mount needs root")
     env = {**os.environ, "AMEM_EMBEDDER": "fake", "AMEM_SERVER": "auto", "AMEM_CACHE_DIR": str(tmp_path / "cache")}
 
     def amem(folder: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
@@ -39,15 +37,8 @@ def read_only(vault, tmp_path, amem_cmd):
         res = amem(vault, "--no-server", "add", text)
         assert res.returncode == 0, res.stderr
         ids.append(res.stdout.strip())
-    view = tmp_path / "read-only"
-    view.mkdir()
-    if subprocess.run(["mount", "--bind", str(vault), str(view)], capture_output=True).returncode != 0:
-        pytest.skip("cannot bind-mount here")
-    try:
-        subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], check=True, capture_output=True)
+    with read_only_view(vault, tmp_path / "read-only") as view:
         yield view, lambda *args, stdin="": amem(view, *args, stdin=stdin), ids
-    finally:
-        subprocess.run(["umount", "-l", str(view)], capture_output=True)
 
 
 def ok(res) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from amem_cli.server.client import call
+from conftest import wait_until
 
 SERVER = {"AMEM_SERVER": "auto", "AMEM_EMBEDDER": "fake"}
 
@@ -40,15 +41,6 @@ def _servers_of(vault: Path) -> list[int]:
         if b"serve" in argv and os.fsencode(vault) in argv and _alive(int(entry.name)):
             found.append(int(entry.name))
     return found
-
-
-def _wait(predicate, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 @pytest.fixture
@@ -76,7 +68,7 @@ def test_a_server_whose_index_folder_was_removed_stops(amem, vault):
     old = _server_pid(amem)
     shutil.rmtree(vault / ".amem")
     amem("search", "lighthouse", check=True)  # no .amem/: done here, which makes a new one
-    assert _wait(lambda: not _alive(old)), "the server of the removed .amem/ is still running"
+    assert wait_until(lambda: not _alive(old)), "the server of the removed .amem/ is still running"
     hits = json.loads(amem("search", "lighthouse", "--json", check=True).stdout)  # starts a fresh server
     assert [h["content"] for h in hits] == ["the lighthouse keeper logs the weather"]
     new = _server_pid(amem)
