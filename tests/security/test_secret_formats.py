@@ -4,7 +4,7 @@ The corpus (benchmarks/data/secrets.jsonl, made by benchmarks/data/make_secrets.
 secrets in the places people paste them (chat, shell, .env, YAML/TOML/JSON, logs, Markdown,
 code) and look-alikes that must pass untouched (UUIDs, git SHAs, hashes, base64 images,
 public keys, ARNs, "password" as a word, placeholders, already-redacted values...).
-benchmarks/secrets.py prints the same figures per kind, with the throughput.
+benchmarks/secret_detection.py prints the same figures per kind, with the throughput.
 
 A secret item is caught when none of its values survives redact() (for a multi-line key, no
 line of its body either); a look-alike is a false positive when redact() changes it.
@@ -24,7 +24,7 @@ import pytest
 from amem_cli.redact import redact
 
 _spec = importlib.util.spec_from_file_location(
-    "secrets_benchmark", Path(__file__).parents[2] / "benchmarks" / "secrets.py")
+    "secrets_benchmark", Path(__file__).parents[2] / "benchmarks" / "secret_detection.py")
 bench = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)  # dataclasses look it up
 _spec.loader.exec_module(bench)
 

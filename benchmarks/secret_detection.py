@@ -1,7 +1,7 @@
 """How many secrets amem's redaction catches, how often it touches what is not one, what it costs.
 
-    .venv/bin/python benchmarks/secrets.py                          # the committed corpus
-    .venv/bin/python benchmarks/secrets.py --corpus other.jsonl     # another one, same format
+    .venv/bin/python benchmarks/secret_detection.py                          # the committed corpus
+    .venv/bin/python benchmarks/secret_detection.py --corpus other.jsonl     # another one, same format
 
 Runs `amem_cli.redact.redact` on every item of the corpus (benchmarks/data/secrets.jsonl,
 written by benchmarks/data/make_secrets.py from the providers' documented formats) and prints:
