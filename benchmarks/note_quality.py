@@ -19,8 +19,11 @@ deterministic one (`construct(..., llm=None)`: the note's first sentence) on the
   through `AgentMemory.add` into a temporary vault (links and evolution included).
 - Faithfulness: share of contexts and of tags that add a name, number, date or negation
   the note does not hold, or (contexts) drop a negation or a reason it holds; for
-  evolution, against the evolved note's own text. This measure is written here, apart
-  from any check in amem: a measure must not be the code under test.
+  evolution, against the evolved note's own text. Words tell: a number or date word
+  the note lacks, a capitalised word inside a sentence the note lacks (names: contexts
+  only, tags are lowercased), more negations, none where the note has one, no reason word
+  ("because", "so", "due to"...) where the note has one. Written here, apart from any
+  check in amem: a measure must not be the code under test.
 - Junk: share of tags and boxes that are digits, dates, file names, URLs, hash-like
   strings, role names or one note's possessive phrase; distinct boxes per 100 notes; box
   purity against the work set's labels, and the biggest box's share of the notes.
@@ -68,9 +71,12 @@ REASONS = ("because", "since", "due to", "caused by", "so that", "so", "therefor
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     "zero _ two three four five six seven eight nine ten eleven twelve".split()) if w != "_"}
 NUMBER_WORDS.update({"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100"})
-MONTHS = {m[:3]: m for m in "january february march april june july august september october november december".split()}
-MONTHS["sept"] = "september"  # "may" is left out: mostly the verb
-WEEKDAYS = {d[:3]: d for d in "monday tuesday wednesday thursday friday saturday sunday".split()}
+MONTHS = "january february march april may june july august september october november december".split()
+WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+# Abbreviations that are no English word ("Mar", "Sat", "Sun", "Wed" are; "may" too).
+SHORT_DATES = {"jan": "january", "feb": "february", "apr": "april", "jun": "june", "jul": "july", "aug": "august",
+               "sep": "september", "sept": "september", "oct": "october", "nov": "november", "dec": "december",
+               "mon": "monday", "tue": "tuesday", "tues": "tuesday", "thu": "thursday", "thurs": "thursday", "fri": "friday"}
 DAY_WORDS = frozenset("today tomorrow yesterday tonight".split())
 ARTICLES = frozenset({"a", "an", "the"})
 
@@ -114,13 +120,12 @@ def _numbers(text: str) -> set[str]:
 
 
 def _dates(text: str) -> set[str]:
+    """Month and weekday names ("Fridays", "Sep"), "today" and the like, quarters ("Q3")."""
     out = set()
     for w in re.findall(r"[a-z]+", text.casefold()):
-        w = w[:-1] if w.endswith("s") and w[:-1] in WEEKDAYS.values() else w
-        if w in DAY_WORDS or w in MONTHS.values() or w in WEEKDAYS.values():
+        w = w[:-1] if w.endswith("s") and w[:-1] in WEEKDAYS else SHORT_DATES.get(w, w)
+        if w in DAY_WORDS or w in WEEKDAYS or (w in MONTHS and w != "may"):
             out.add(w)
-        elif w in MONTHS or w in WEEKDAYS:  # "Sep", "Fri"
-            out.add(MONTHS.get(w) or WEEKDAYS[w])
     return out | {q.lower() for q in re.findall(r"\bQ[1-4]\b", text)}
 
 
@@ -152,7 +157,7 @@ def unfaithful(generated: str, source: str, *, summary: bool = True) -> list[str
     problems = []
     source_words = set(re.findall(r"\w+", source.casefold())) | {re.sub(r"['’]s$", "", w) for w in source.casefold().split()}
     names = _names(generated) if summary else set()
-    problems += [f"adds name {n!r}" for n in sorted(names - source_words - set(WEEKDAYS.values()) - set(MONTHS.values()))]
+    problems += [f"adds name {n!r}" for n in sorted(names - source_words - set(WEEKDAYS) - set(MONTHS))]
     problems += [f"adds number {n}" for n in sorted(_numbers(generated) - _numbers(source))]
     problems += [f"adds date {d}" for d in sorted(_dates(generated) - _dates(source))]
     if _negations(generated) > _negations(source):
@@ -182,7 +187,7 @@ def junk_kind(label: str) -> str | None:
     if re.search(r"\w['’]s\b", low) or re.search(r"[^\W\d_]-s-[^\W\d_]", slug):
         return "possessive"
     if re.search(r"\d{4}-\d{1,2}|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}", low) or any(
-            p in MONTHS.values() or p in WEEKDAYS.values() for p in parts):
+            p in MONTHS or p in WEEKDAYS for p in parts):
         return "date"
     if "://" in low or "www." in low or re.search(r"[?=]", low) or re.search(
             r"\w\.(com|org|net|io|dev|ai|co|uk|de|edu|gov)\b", low):
