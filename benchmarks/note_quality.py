@@ -27,8 +27,10 @@ deterministic one (`construct(..., llm=None)`: the note's first sentence) on the
 - Junk: share of tags and boxes that are digits, dates, file names, URLs, hash-like
   strings, role names or one note's possessive phrase; distinct boxes per 100 notes; box
   purity against the work set's labels, and the biggest box's share of the notes.
-- Evolution: share of evolved contexts nearer (token F1, cosine) to the new note's text
-  than to their own note's; share of evolution replies the pipeline rejected.
+- Evolution: the work set, then `--chain` turns of the first conversation (near each
+  other, so they link) added in order; share of evolved contexts nearer (token F1,
+  cosine) to the new note's text than to their own note's; share of evolution replies
+  the pipeline rejected.
 - Seconds and model calls per note (p50 and mean), threads; `--show N` notes printed whole.
 """
 
@@ -283,7 +285,9 @@ def run(args) -> dict:
 
     llm = make_llm("none" if args.llm == "none" and not args.model else "llama", model_path=args.model, threads=args.threads)
     work_set = [json.loads(line) for line in WORK_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
-    turns = sample_turns(json.loads(args.data.read_text(encoding="utf-8")), args.turns)
+    data = json.loads(args.data.read_text(encoding="utf-8"))
+    turns = sample_turns(data, args.turns)
+    chain = turns_of(data[0]["conversation"])[: args.chain]
     with tempfile.TemporaryDirectory(prefix="amem-quality-") as tmp, \
             AgentMemory(tmp, llm=llm, embedder=args.embedder) as memory:
         embedder, pipeline = memory._c.embedder, memory._c.notes.pipeline
@@ -296,13 +300,13 @@ def run(args) -> dict:
                 s, c = timed(memory, lambda: added.append(memory.add(item["text"], metadata={"work_id": item["id"]})))
                 seconds.append(s)
                 calls.append(c)
-        texts = {n.id: n.content for n in added}
+            # A conversation's turns are near each other: links, and so evolution, happen.
+            talk = [memory.add(t["text"], created_at=t["date"]) for t in chain]
+        texts = {n.id: n.content for n in added + talk}
         work = [{"kind": "work set " + item["id"], "text": item["text"], "facts": item["facts"], "labels": item["boxes"],
                  "keywords": note.keywords, "tags": note.tags, "boxes": note.boxes, "context": note.context,
                  "deterministic": construct(item["text"], llm=None, embedder=embedder).context,
-                 "evolved": [{"context": r["new_context"] if r["new_context"] != r["old_context"] else None,
-                              "tags": [t for t in json.loads(r["new_tags"]) if t not in json.loads(r["old_tags"])],
-                              "new note": texts.get(r["cause"], "")} for r in memory._c.notes.history(note.id)]}
+                 "evolved": evolutions(memory, note.id, texts)}
                 for item, note in zip(work_set, added)]
 
         # LoCoMo turns, each built as amem builds a new note (no write: no links, no evolution).
@@ -332,17 +336,27 @@ def run(args) -> dict:
                                    cosines([(b["deterministic"], b["reference"]) for b in built])):
             b["cos"], b["cos_det"] = cos, cos_det
 
-        evolved = [{"own": w["text"], **e} for w in work for e in w["evolved"] if e["context"]]
+        revisions = [{"own": n.content, **e} for n in added + talk for e in evolutions(memory, n.id, texts)]
+        evolved = [e for e in revisions if e["context"]]
         for e, new, own in zip(evolved, cosines([(e["context"], e["new note"]) for e in evolved]),
                                cosines([(e["context"], e["own"]) for e in evolved])):
             e["nearer by cosine"] = new > own
         identity = memory._c.llm.identity
         threads = getattr(memory._c.llm, "threads", None)
 
-    return figures(args, identity, threads, work, built, evolved, decisions, seconds, calls, turn_seconds, turn_calls)
+    return figures(args, identity, threads, work, built, revisions, evolved, decisions, seconds, calls, turn_seconds, turn_calls)
 
 
-def figures(args, identity, threads, work, built, evolved, decisions, seconds, calls, turn_seconds, turn_calls) -> dict:
+def evolutions(memory, note_id: str, texts: dict[str, str]) -> list[dict]:
+    """The note's revisions by evolution: the new context (None: unchanged), the tags
+    added, and the text of the note whose arrival caused it."""
+    return [{"context": r["new_context"] if r["new_context"] != r["old_context"] else None,
+             "tags": [t for t in json.loads(r["new_tags"]) if t not in json.loads(r["old_tags"])],
+             "new note": texts.get(r["cause"], "")} for r in memory._c.notes.history(note_id)]
+
+
+def figures(args, identity, threads, work, built, revisions, evolved, decisions, seconds, calls, turn_seconds,
+            turn_calls) -> dict:
     def paired(a: list[float], b: list[float]) -> dict:
         diffs = [x - y for x, y in zip(a, b)]
         low, high = paired_interval(diffs, rounds=2000) if diffs else (0.0, 0.0)
@@ -364,9 +378,9 @@ def figures(args, identity, threads, work, built, evolved, decisions, seconds, c
 
     box_counts = Counter(b for n in work for b in n["boxes"])
     asked = [d for d in decisions or [] if d.llm_calls]
-    evo_tags = [(t, w["text"]) for w in work for e in w["evolved"] for t in e["tags"]]
+    evo_tags = [(t, e["own"]) for e in revisions for t in e["tags"]]
     return {
-        "model": identity, "threads": threads, "cores": os.cpu_count(), "python": platform.python_version(),
+        "model": identity, "threads": threads, "chain": args.chain, "cores": os.cpu_count(), "python": platform.python_version(),
         "locomo": {
             "turns": len(built),
             "f1": paired([b["f1"] for b in built], [b["f1_det"] for b in built]),
@@ -386,7 +400,8 @@ def figures(args, identity, threads, work, built, evolved, decisions, seconds, c
         },
         "evolution": {
             "replies": len(asked) if decisions is not None else None,
-            "rejected": share([bool(d.problems) for d in asked]) if decisions is not None else None,
+            # Replies that changed nothing because the pipeline refused them (not "no change").
+            "rejected": share([bool(d.problems) and d.evolution is None for d in asked]) if decisions is not None else None,
             "evolved contexts": len(evolved),
             "nearer the new note (token F1)": share([token_f1(e["context"], e["new note"]) > token_f1(e["context"], e["own"])
                                                      for e in evolved]),
@@ -457,7 +472,7 @@ def render(f: dict) -> str:
         + (f" ({wk['biggest box'][0]})" if wk["biggest box"] else ""),
         f"{'  seconds per note p50 / mean (add)':<44} {num(wk['seconds']['p50'], '.2f'):>9} / {num(wk['seconds']['mean'], '.2f')}",
         f"{'  model calls per note p50 / mean':<44} {num(wk['calls']['p50'], '.1f'):>9} / {num(wk['calls']['mean'], '.2f')}",
-        "Evolution (work set)",
+        f"Evolution: the work set, then {f['chain']} turns of one LoCoMo conversation, added one by one",
         f"{'  evolution replies / share rejected':<44} {ev['replies'] if ev['replies'] is not None else '-':>9} / {pct(ev['rejected'])}",
         f"{'  evolved contexts':<44} {ev['evolved contexts']:>9}",
         f"{'  nearer the new note: token F1 / cosine':<44} {pct(ev['nearer the new note (token F1)']):>9} / {pct(ev['nearer the new note (cosine)'])}",
@@ -482,6 +497,8 @@ def main() -> int:
     parser.add_argument("--model", type=Path, metavar="PATH", help="a GGUF file to use instead of the bundled model")
     parser.add_argument("--threads", type=int, help="llama.cpp threads (default: amem's, half the cores)")
     parser.add_argument("--turns", type=int, default=DEFAULT_TURNS, help=f"LoCoMo turns to sample (default {DEFAULT_TURNS})")
+    parser.add_argument("--chain", type=int, default=20, metavar="N",
+                        help="then the first N turns of the first conversation, added in order for evolution (default 20)")
     parser.add_argument("--show", type=int, default=10, metavar="N", help="notes to print whole (default 10)")
     parser.add_argument("--embedder", help="amem's embedder setting (default: amem's default)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
