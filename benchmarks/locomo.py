@@ -219,12 +219,19 @@ def compare(now: list[dict], path: Path, *, rounds: int = 10_000) -> None:
     before = _by_question(map(json.loads, path.read_text().splitlines()))
     pairs = [(m, before[key]) for key, m in _by_question(now).items() if key in before]
     print(f"\namem hybrid against {path.name}, {len(pairs)} questions in both: change, bootstrap 95% interval, questions up/down")
-    rng = random.Random(0)  # the same interval for the same runs
     for key in ("recall@10", "MRR"):
         diffs = [a[key] - b[key] for a, b in pairs]
-        means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(rounds))
+        low, high = paired_interval(diffs, rounds=rounds)
         up, down = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
-        print(f"{key:<10} {statistics.fmean(diffs):+.3f}  [{means[int(rounds * 0.025)]:+.3f}, {means[int(rounds * 0.975)]:+.3f}]  {up} up, {down} down")
+        print(f"{key:<10} {statistics.fmean(diffs):+.3f}  [{low:+.3f}, {high:+.3f}]  {up} up, {down} down")
+
+
+def paired_interval(diffs: list[float], *, rounds: int = 10_000) -> tuple[float, float]:
+    """A bootstrap 95% interval of the mean of paired differences. Seeded: the same
+    interval for the same runs."""
+    rng = random.Random(0)
+    means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(rounds))
+    return means[int(rounds * 0.025)], means[int(rounds * 0.975)]
 
 
 def _by_question(rows) -> dict[tuple, dict]:
