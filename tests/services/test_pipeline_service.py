@@ -214,7 +214,7 @@ def test_evolve_on_demand_dry_run_writes_nothing(vault):
         new = mem.add(DEPLOY)
         assert new.links == []  # max_links 0: nothing linked on add
     files = {p.name: p.read_bytes() for p in vault.glob("*.md")}
-    llm = router(links={"links": [1]}, evolve={"context": "The migration policy, after a deploy failed on a lock.", "tags": ["deploy"]})
+    llm = router(links={"links": [1]}, evolve={"context": "The night-time migration policy, after a deploy failed on a lock.", "tags": ["deploy"]})
     with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=0.0) as mem:
         plan = mem._c.notes.pipeline.revisit(new.id, dry_run=True)
         assert plan["links"] == [old.id] and old.id in plan["evolutions"]
@@ -226,7 +226,7 @@ def test_evolve_on_demand_dry_run_writes_nothing(vault):
         done = mem._c.notes.pipeline.revisit(new.id)
         assert done["links"] == [old.id]
         assert mem.get(new.id).links == [old.id] and mem.get(old.id).backlinks == [new.id]
-        assert mem.get(old.id).context == "The migration policy, after a deploy failed on a lock."
+        assert mem.get(old.id).context == "The night-time migration policy, after a deploy failed on a lock."
 
 
 def test_stats_profiles_and_config(tmp_path):
