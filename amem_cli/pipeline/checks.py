@@ -27,6 +27,7 @@ MIN_GROUNDED_SHARE = 0.5
 ROLES = frozenset({"user", "users", "assistant", "system", "human", "ai", "bot", "speaker"})
 _SPEAKER = re.compile(r"^[ \t>*-]*(?:user|assistant|system|human|ai|bot)[ \t]*:[ \t]*", re.IGNORECASE | re.MULTILINE)
 
+_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "we", "us", "our", "i'm", "i've", "i'd", "i'll"})
 _NEGATIONS = frozenset({"not", "no", "never", "without", "none", "nothing", "nobody", "neither", "nor"})
 # A prohibition ("do not order...") is an instruction; "does not order" describes a habit.
 # Imperatives open their clause (after a connective: "so do not..."); "must not" and
@@ -76,23 +77,24 @@ def unfaithful(sentence: str, source: str) -> str | None:
     role word and negation of the sentence must be in the source; a word the source only
     negates must not be asserted (or the reverse); a prohibition or a reason must not be
     dropped from what the sentence restates."""
+    speakers = _speaking_of_themselves(source)
     source = without_speakers(source)
     src_words = set(words(source))
-    toks = tokens(_expand_contractions(sentence))
-    for i, tok in enumerate(toks):
+    src_numbers = _numbers(source)
+    for i, tok in enumerate(tokens(_expand_contractions(sentence))):
         low = tok.casefold()
         if any(ch.isdigit() for ch in tok) or low in _NUMBER_WORDS:
-            if _number(tok) not in _numbers(source):
+            if _number(tok) not in src_numbers:
                 return f"adds the number {tok!r}"
         elif low in _TIME_WORDS or low in ROLES:
-            if not word_matches(low, src_words):
+            if not word_matches(low, src_words | speakers):
                 return f"adds {tok!r}"
         elif i > 0 and tok[0].isupper() and not is_stopword(tok) and not all(word_matches(w, src_words) for w in words(tok)):
             # Not the first word: a sentence's first word is capitalised anyway.
             return f"adds the name {tok!r}"
-    added = _negation_cues(sentence) - _negation_cues(source)
-    if added and not _negation_cues(source):
-        return f"adds a negation {sorted(added)[0]!r}"
+    cues = _negation_cues(sentence)
+    if cues and not _negation_cues(source):
+        return f"adds a negation {sorted(cues)[0]!r}"
     flipped = _flipped(sentence, source)
     if flipped:
         return flipped
@@ -128,6 +130,17 @@ def evolution_problem(sentence: str, own: str, new: str) -> str | None:
     if _copies_a_sentence(sentence, new, own):
         return "copies a sentence of the new note"
     return None
+
+
+def _speaking_of_themselves(text: str) -> set[str]:
+    """The speakers of a transcript who say "I" or "we": a sentence may call them by
+    their role ("The user prefers..."), not those who speak of others."""
+    out: set[str] = set()
+    for line in (text or "").splitlines():
+        m = _SPEAKER.match(line)
+        if m and _FIRST_PERSON & set(words(line[m.end():])):
+            out.add(words(m.group(0))[0])
+    return out
 
 
 def _expand_contractions(text: str) -> str:

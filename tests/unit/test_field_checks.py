@@ -46,6 +46,7 @@ GOOD_CONTEXTS = [
     (VAT, "VAT rounding uses half-even, not half-up."),
     (DRIVER, "The reporting job needs driver version 4.2, not 5.0."),
     (EXPORT, "The billing export failed since a Postgres migration locked the users table."),
+    ("user: I prefer dark mode in the admin console.", "The user prefers dark mode in the admin console."),
 ]
 
 
