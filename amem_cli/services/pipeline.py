@@ -24,8 +24,8 @@ HAND_EDIT_SLACK = timedelta(seconds=2)
 # common, and ranking all of its notes cost more than embedding the note (24 ms a note
 # at 73,000 notes): link candidates come from the rarer keywords, and the vectors.
 COMMON_KEYWORD = 1000
-# An existing box is offered to a note when one of these many notes most like it (by
-# keywords and tags) is in the box and shares a keyword or tag word with it.
+# The notes most like a new one by keywords and tags whose boxes it may fit (when they
+# share keyword or tag words with it: `classify_boxes`).
 RELATED_NOTES = 10
 # The keywords and tags of a batch's notes kept per box, to fit later notes of the batch.
 RECENT_BOX_TERMS = 200
