@@ -52,6 +52,9 @@ _NUMBER_WORDS = {
     if w != "_"
 } | {"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000", "million": "1000000"}
 _CLAUSE_BREAK = re.compile(r"[,;:!?()\[\]\"“”\n]+|\.(?=\s|$)|\s[-–—]\s|\bbut\b", re.IGNORECASE)
+_NAME = r"[A-Z][\w'’-]*"
+_NAME_LIST = re.compile(rf"\b{_NAME}(?:,\s*{_NAME}){{0,8}},?\s+(?:and|&)\s+{_NAME}")
+_QUANTITY = re.compile(r"\d[\d.,:/%-]*")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -92,6 +95,9 @@ def unfaithful(sentence: str, source: str) -> str | None:
         elif i > 0 and tok[0].isupper() and not is_stopword(tok) and not all(word_matches(w, src_words) for w in words(tok)):
             # Not the first word: a sentence's first word is capitalised anyway.
             return f"adds the name {tok!r}"
+    dropped = _dropped_number(sentence, source) or _dropped_name(sentence, source)
+    if dropped:
+        return dropped
     cues = _negation_cues(sentence)
     if cues and not _negation_cues(source):
         return f"adds a negation {sorted(cues)[0]!r}"
@@ -157,6 +163,10 @@ def _number(token: str) -> str:
 
 def _numbers(text: str) -> set[str]:
     return {_number(t) for t in tokens(text) if any(ch.isdigit() for ch in t) or t.casefold() in _NUMBER_WORDS}
+
+
+def _quantities(text: str) -> set[str]:
+    return {n for n in _numbers(text) if _QUANTITY.fullmatch(n) or n.isdigit()}
 
 
 def _clauses(text: str) -> list[list[str]]:
@@ -230,6 +240,30 @@ def _dropped_reason(sentence: str, source: str) -> str | None:
         cws = content_words(sentence)
         if sum(1 for w in cws if word_matches(w, claim)) >= 2 and not any(word_matches(w, reason) for w in cws):
             return f"drops the reason ({m.group(0)!r} ...)"
+    return None
+
+
+def _dropped_number(sentence: str, source: str) -> str | None:
+    """A source sentence's quantities belong together (a list, a range, a before and
+    after): a sentence that keeps some of them keeps them all. Names with digits
+    ("FTS5", "c7g.xlarge") are not quantities."""
+    kept = _quantities(sentence)
+    for src in _SENTENCE_BREAK.split(source):
+        numbers = _quantities(src)
+        if kept & numbers and numbers - kept:
+            return f"drops the number {sorted(numbers - kept)[0]!r} of a sentence it restates"
+    return None
+
+
+def _dropped_name(sentence: str, source: str) -> str | None:
+    """Names listed together ("Maria and Tom approved") act together: a sentence that
+    names some of them names them all."""
+    said = set(words(sentence))
+    for m in _NAME_LIST.finditer(source):
+        names = [n for n in re.findall(r"[^\W\d_][\w'’-]*", m.group(0)) if n.casefold() != "and" and not is_stopword(n)]
+        named = [n for n in names if word_matches(n.casefold(), said)]
+        if named and len(named) < len(names):
+            return f"drops {next(n for n in names if n not in named)!r} of {m.group(0)!r}"
     return None
 
 

@@ -37,6 +37,9 @@ BAD_CONTEXTS = [
     (EXPORT, "The nightly export of the billing service failed.", "drops the reason"),
     (OUTAGE, "The staging cluster was taken down by Alice during the network maintenance.", "adds the name 'Alice'"),
     (POOL, "The checkout service never timed out under load.", "adds a negation"),
+    ("Nightly backups are kept for 7, 30 and 365 days.", "Nightly backups are kept for 7 and 30 days.", "drops the number '365'"),
+    (CUTOVER, "Tom approved the cut-over for Saturday night.", "drops 'Maria'"),
+    ("The cluster moves from three m5.large nodes to two c7g.xlarge nodes.", "The cluster moves to two c7g.xlarge nodes.", "drops the number '3'"),
 ]
 
 GOOD_CONTEXTS = [
@@ -47,6 +50,7 @@ GOOD_CONTEXTS = [
     (DRIVER, "The reporting job needs driver version 4.2, not 5.0."),
     (EXPORT, "The billing export failed since a Postgres migration locked the users table."),
     ("user: I prefer dark mode in the admin console.", "The user prefers dark mode in the admin console."),
+    ("Search is fast. SQLite's FTS5 has BM25 built in through the bm25() function.", "SQLite's FTS5 has BM25 built in."),
 ]
 
 
