@@ -21,7 +21,7 @@ from amem_cli.pipeline._text import content_words, is_stopword, stem, tokens, wo
 # A sentence must restate at least this many content words of its note.
 MIN_CONTENT_WORDS = 3
 # A sentence's content words found in its source, at least (else it is another story).
-MIN_GROUNDED_SHARE = 0.5
+MIN_GROUNDED_SHARE = 2 / 3
 
 # Who speaks in a transcript, not what it is about.
 ROLES = frozenset({"user", "users", "assistant", "system", "human", "ai", "bot", "speaker"})
@@ -51,6 +51,8 @@ _NUMBER_WORDS = {
     )
     if w != "_"
 } | {"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000", "million": "1000000"}
+# Content tokens after a negation that it covers, within the clause.
+_NEGATION_SCOPE = 2
 _CLAUSE_BREAK = re.compile(r"[,;:!?()\[\]\"“”\n]+|\.(?=\s|$)|\s[-–—]\s|\bbut\b", re.IGNORECASE)
 _NAME = r"[A-Z][\w'’-]*"
 _NAME_LIST = re.compile(rf"\b{_NAME}(?:,\s*{_NAME}){{0,8}},?\s+(?:and|&)\s+{_NAME}")
@@ -90,9 +92,9 @@ def unfaithful(sentence: str, source: str) -> str | None:
             if _number(tok) not in src_numbers:
                 return f"adds the number {tok!r}"
         elif low in _TIME_WORDS or low in ROLES:
-            if not word_matches(low, src_words | speakers):
+            if not _found(low, src_words | speakers):
                 return f"adds {tok!r}"
-        elif i > 0 and tok[0].isupper() and not is_stopword(tok) and not all(word_matches(w, src_words) for w in words(tok)):
+        elif i > 0 and tok[0].isupper() and not is_stopword(tok) and not all(_found(w, src_words) for w in words(tok)):
             # Not the first word: a sentence's first word is capitalised anyway.
             return f"adds the name {tok!r}"
     dropped = _dropped_number(sentence, source) or _dropped_name(sentence, source)
@@ -110,7 +112,7 @@ def unfaithful(sentence: str, source: str) -> str | None:
     if dropped:
         return dropped
     cws = content_words(sentence)
-    if sum(1 for w in cws if word_matches(w, src_words)) < MIN_GROUNDED_SHARE * len(cws):
+    if sum(1 for w in cws if _found(w, src_words)) < MIN_GROUNDED_SHARE * len(cws):
         return "is mostly not in the note"
     return None
 
@@ -124,18 +126,38 @@ def evolution_problem(sentence: str, own: str, new: str) -> str | None:
     """Why an evolved context of a note whose own text is `own`, proposed in the light of
     a new note `new`, is not kept: it must be faithful to its own note, nearer its own
     text than the new note's, and copy no sentence of the new note."""
-    problem = thin_sentence(sentence) or unfaithful(sentence, own)
+    problem = thin_sentence(sentence)
     if problem:
         return problem
     cws = content_words(sentence)
     own_words, new_words = set(words(own)), set(words(new))
-    near_own = sum(1 for w in cws if word_matches(w, own_words))
-    near_new = sum(1 for w in cws if word_matches(w, new_words))
+    near_own = sum(1 for w in cws if _found(w, own_words))
+    near_new = sum(1 for w in cws if _found(w, new_words))
     if near_new > near_own:
         return "is nearer the new note than its own"
     if _copies_a_sentence(sentence, new, own):
         return "copies a sentence of the new note"
-    return None
+    return unfaithful(sentence, own)
+
+
+def _found(word: str, pool: set[str]) -> bool:
+    """`word` is among `pool` (lowercased words) as it is, by stem, or by a long shared
+    prefix ("migration"/"migrate"); stricter than `word_matches`, whose four shared
+    letters let "server" stand for "service"."""
+    w = word.casefold()
+    if w in pool:
+        return True
+    s = stem(w)
+    return any(stem(c) == s or (w.isalpha() and c.isalpha() and _shared(w, c) >= 6) for c in pool)
+
+
+def _shared(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _speaking_of_themselves(text: str) -> set[str]:
@@ -181,18 +203,18 @@ def _negation_cues(text: str) -> set[str]:
 
 
 def _polarity(text: str) -> tuple[set[str], set[str]]:
-    """(stems said, stems negated): the first content token after a negation in its
-    clause is negated ("do not order", "not half-up", "without versioning")."""
+    """(stems said, stems negated): the first content tokens after a negation in its
+    clause are negated ("do not order Thai", "not half-up", "does not want meetings")."""
     said: set[str] = set()
     negated: set[str] = set()
     for clause in _clauses(text):
-        pending = False
+        left = 0
         for tok in clause:
             if tok in _NEGATIONS:
-                pending = True
+                left = _NEGATION_SCOPE
             elif not is_stopword(tok):
-                (negated if pending else said).add(stem(tok))
-                pending = False
+                (negated if left else said).add(stem(tok))
+                left -= bool(left)
     return said, negated
 
 
@@ -224,7 +246,7 @@ def _prohibited(text: str) -> list[str]:
 
 def _restates(sentence: str, some_words: Iterable[str]) -> bool:
     pool = set(some_words)
-    return bool(pool) and any(word_matches(w, pool) for w in content_words(sentence))
+    return bool(pool) and any(_found(w, pool) for w in content_words(sentence))
 
 
 def _dropped_reason(sentence: str, source: str) -> str | None:
@@ -236,9 +258,10 @@ def _dropped_reason(sentence: str, source: str) -> str | None:
         m = _REASONS.search(src)
         if not m:
             continue
-        claim, reason = set(content_words(src[: m.start()])), set(content_words(src[m.end() :]))
+        claim = set(content_words(src[: m.start()]))
+        reason = {w for w in content_words(src[m.end() :]) if not _found(w, claim)}
         cws = content_words(sentence)
-        if sum(1 for w in cws if word_matches(w, claim)) >= 2 and not any(word_matches(w, reason) for w in cws):
+        if sum(1 for w in cws if _found(w, claim)) >= 2 and not any(_found(w, reason) for w in cws):
             return f"drops the reason ({m.group(0)!r} ...)"
     return None
 
@@ -261,7 +284,7 @@ def _dropped_name(sentence: str, source: str) -> str | None:
     said = set(words(sentence))
     for m in _NAME_LIST.finditer(source):
         names = [n for n in re.findall(r"[^\W\d_][\w'’-]*", m.group(0)) if n.casefold() != "and" and not is_stopword(n)]
-        named = [n for n in names if word_matches(n.casefold(), said)]
+        named = [n for n in names if _found(n.casefold(), said)]
         if named and len(named) < len(names):
             return f"drops {next(n for n in names if n not in named)!r} of {m.group(0)!r}"
     return None

@@ -177,7 +177,7 @@ NEW = "Last thing: The billing-invoices bucket must have versioning on. Legal as
 @pytest.mark.parametrize(
     ("own", "new", "context", "why"),
     [
-        (OWN, NEW, "Last thing: The billing-invoices bucket must have versioning on.", "not in the note"),
+        (OWN, NEW, "Last thing: The billing-invoices bucket must have versioning on.", "nearer the new note"),
         (OWN, NEW, "The billing-invoices bucket has versioning on, unlike the access logs bucket.", "nearer the new note"),
         (OWN, NEW, "The S3 access logs bucket keeps objects for 30 days.", "adds the number '30'"),
         (
