@@ -21,7 +21,7 @@ from amem_cli.pipeline._text import content_words, is_stopword, stem, tokens, wo
 # A sentence must restate at least this many content words of its note.
 MIN_CONTENT_WORDS = 3
 # A sentence's content words found in its source, at least (else it is another story).
-MIN_GROUNDED_SHARE = 2 / 3
+MIN_GROUNDED_SHARE = 3 / 4
 
 # Who speaks in a transcript, not what it is about.
 ROLES = frozenset({"user", "users", "assistant", "system", "human", "ai", "bot", "speaker"})
