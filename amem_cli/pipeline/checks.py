@@ -4,8 +4,9 @@ the step's `problems`, the field to the deterministic method.
 
 General rules, not a list of cases:
 - a model sentence says nothing its source does not: each name, number, time, role and
-  negation in it is found in the source, no negation flips, and a prohibition or a
-  reason the source gives is not dropped from what the sentence restates;
+  negation in it is found in the source, 3/4 of its content words too, no negation
+  flips, and a prohibition, a reason, a quantity or a name listed with others that the
+  source gives is not dropped from what the sentence restates;
 - a label (tag, box) names a topic: no digits runs, dates, file names, URLs, paths,
   identifiers, hashes, role names, possessive phrases or lists;
 - an evolved context stays about its own note.
