@@ -1,24 +1,32 @@
 """Step 4, boxes: the topic folders a note belongs to. None are predefined.
 
-The model sees the existing boxes (with their sizes) and may reuse one or open a new
-one; names become short lowercase slugs, a name that matches an existing box (also in
-singular/plural) reuses it, and a new box must be named after words of the note. The
-deterministic fallback reuses existing boxes named like one of the note's tags or
-keywords, else opens one named after the first tag.
+A box is a topic. The model sees the existing boxes the note fits (their name is a word
+of the note, or their related notes share a keyword or tag with it), biggest first, and
+may reuse one of them or open a new one; names become short lowercase slugs, a name that
+matches an existing box (also in singular/plural) reuses it, a new box must be named
+after words of the note, and no box is a junk label (`checks.junk_label`: numbers,
+dates, ids, files, roles, possessives). A person's name is allowed: without a list of
+names it cannot be told from a product's (`postgres`), and such boxes are useful. The
+deterministic fallback reuses boxes named like one of the note's tags or keywords, else
+opens one named after the first that names a topic, else `inbox`: better no box than a
+wrong one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM
 from amem_cli.llm.structured import clean_item
 from amem_cli.pipeline._common import StepStats, ask
-from amem_cli.pipeline._text import slugify, word_matches, words
+from amem_cli.pipeline._text import is_stopword, slugify, stem, word_matches, words
+from amem_cli.pipeline.checks import grounded_in, junk_label
 
 DEFAULT_BOX = "inbox"
+# Keyword and tag words a note shares with a box's related notes to fit the box.
+SHARED_WORDS = 2
 
 
 @dataclass(kw_only=True)
@@ -45,21 +53,28 @@ def classify_boxes(
     *,
     llm: LLM | None,
     max_boxes: int = 2,
+    related: Mapping[str, Iterable[str]] | None = None,
 ) -> BoxDecision:
+    """The boxes for a note. `related`: for some existing boxes, the keywords and tags of
+    their notes that are related to this one (what the caller found cheaply); a box
+    fits the note when its name, or one of those terms, shares a word with the note."""
     max_boxes = max(1, max_boxes)
-    # Existing boxes by slug (and by singular slug), biggest first.
-    ordered = sorted(existing.items(), key=lambda kv: (-int(kv[1] or 0), kv[0]))
-    lookup: dict[str, str] = {}
-    for name, _count in ordered:
-        slug = slugify(name)
-        if slug:
-            lookup.setdefault(slug, name)
-            lookup.setdefault(_singular(slug), name)
+    note_words = set(words(" ".join([content, " ".join(keywords), " ".join(tags)])))
+    label_words = set(words(" ".join([*keywords, *tags])))
+    # Only the boxes the note fits are offered (biggest first) or accepted: offered all,
+    # a model filed unrelated notes into the first boxes it made (8 of 12 in one).
+    fitting = [
+        (name, count)
+        for name, count in sorted(existing.items(), key=lambda kv: (-int(kv[1] or 0), kv[0]))
+        if _fits(name, note_words, label_words, (related or {}).get(name, ()))
+    ]
+    lookup = _lookup(fitting)
+    others = _lookup([(n, c) for n, c in existing.items() if (n, c) not in fitting])
 
     decision = BoxDecision(boxes=[])
     parsed = ask(
         llm,
-        prompts.boxes_messages(content, list(keywords), list(tags), ordered),
+        prompts.boxes_messages(content, list(keywords), list(tags), fitting),
         prompts.boxes_schema(max_boxes),
         max_tokens=12 + 12 * max_boxes,
         stats=decision,
@@ -68,11 +83,10 @@ def classify_boxes(
     if parsed is not None and parsed.data is not None:
         raw = parsed.data.get("boxes")
         items = raw if isinstance(raw, list) else [raw] if isinstance(raw, str) else []
-        note_words = set(words(" ".join([content, " ".join(keywords), " ".join(tags)])))
         for item in items:
-            name = _resolve(item, lookup, note_words)
+            name, why = _resolve(item, lookup, others, note_words)
             if name is None:
-                decision.problems.append(f"box {item!r} dropped")
+                decision.problems.append(f"box {item!r} dropped: {why}")
             elif name not in chosen:
                 chosen.append(name)
             if len(chosen) >= max_boxes:
@@ -85,19 +99,48 @@ def classify_boxes(
     return decision
 
 
-def _resolve(item: object, lookup: dict[str, str], note_words: set[str]) -> str | None:
+def _lookup(boxes: Iterable[tuple[str, int]]) -> dict[str, str]:
+    """Box names by slug and by singular slug."""
+    lookup: dict[str, str] = {}
+    for name, _count in boxes:
+        slug = slugify(name)
+        if slug:
+            lookup.setdefault(slug, name)
+            lookup.setdefault(_singular(slug), name)
+    return lookup
+
+
+def _fits(box: str, note_words: set[str], label_words: set[str], terms: Iterable[str]) -> bool:
+    """The note's words name the box, or its keywords and tags share `SHARED_WORDS`
+    content words with those of the box's related notes (one is often chance:
+    "connection pool" and "batch pool", "version" and "versioning")."""
+    if grounded_in(box, note_words):
+        return True
+    term_words = {w for w in words(" ".join(terms)) if not is_stopword(w) and junk_label(w) is None}
+    shared = {stem(w) for w in label_words if not is_stopword(w) and word_matches(w, term_words)}
+    return len(shared) >= SHARED_WORDS
+
+
+def _resolve(
+    item: object, lookup: dict[str, str], others: dict[str, str], note_words: set[str]
+) -> tuple[str | None, str]:
+    """(the box `item` names, "") or (None, why not)."""
     text = clean_item(item, max_chars=prompts.BOX_MAX_CHARS, max_words=3)
     slug = slugify(text)
-    if not _names_a_topic(slug):
-        return None
-    if slug in lookup:
-        return lookup[slug]
-    if _singular(slug) in lookup:
-        return lookup[_singular(slug)]
-    # A new box must be named after the note, not invented.
-    if any(word_matches(w, note_words) for w in slug.split("-")):
-        return slug
-    return None
+    if not slug:
+        return None, "no name"
+    why = junk_label(text) or junk_label(slug)
+    if why:
+        return None, why
+    for key in (slug, _singular(slug)):
+        if key in lookup:
+            return lookup[key], ""
+    if slug in others or _singular(slug) in others:
+        return None, "an existing box the note does not fit"
+    # A new box is named after the note, not invented.
+    if grounded_in(slug, note_words):
+        return slug, ""
+    return None, "not words of the note"
 
 
 def fallback_boxes(
@@ -107,6 +150,8 @@ def fallback_boxes(
     *,
     max_boxes: int = 2,
 ) -> list[str]:
+    """Existing boxes named like one of the note's tags or keywords; else a new box named
+    after the first of them that names a topic; else the inbox."""
     out: list[str] = []
     for term in list(tags) + list(keywords):
         slug = slugify(term)
@@ -119,11 +164,6 @@ def fallback_boxes(
         return out
     for term in list(tags) + list(keywords):
         slug = slugify(term)
-        if _names_a_topic(slug):
+        if slug and junk_label(term) is None and junk_label(slug) is None:
             return [slug]
     return [DEFAULT_BOX]
-
-
-def _names_a_topic(slug: str) -> bool:
-    """A box is a topic: its name needs a letter ("1234567890", "2023" are no topics)."""
-    return any(ch.isalpha() for ch in slug)

@@ -16,13 +16,12 @@ from amem_cli.llm.base import LLM
 from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, first_sentence, trim_words
 from amem_cli.models import Note
 from amem_cli.pipeline._common import StepStats, ask
+from amem_cli.pipeline.checks import context_problem, junk_label, thin_sentence, topic_labels, without_speakers
 from amem_cli.pipeline._text import (
-    content_words,
     grounded,
     is_stopword,
     segments,
     tokens,
-    word_matches,
     words,
 )
 
@@ -30,8 +29,9 @@ FIELDS = ("keywords", "tags", "context")
 MAX_KEYWORDS = 5
 MAX_TAGS = 3
 CONTEXT_MAX_WORDS = 25
-MIN_CONTEXT_WORDS = 4
 _JOINERS = frozenset({"of"})
+# The summary sentence is looked for this far into a note (a long note's start says enough).
+_SUMMARY_CHARS = 2000
 # Output tokens asked for per missing field.
 _TOKENS = {"keywords": 60, "tags": 40, "context": 80}
 
@@ -89,33 +89,38 @@ def construct(
         if parsed is not None and parsed.data is not None:
             data = parsed.data
 
-    text_words = set(words(content))
+    # A transcript's speaker labels ("assistant: ...") are not what a note is about.
+    said = without_speakers(content)
+    text_words = set(words(said))
     if "keywords" in missing:
         kws = clean_list(data.get("keywords"), max_items=max_keywords * 2, max_chars=prompts.KEYWORD_MAX_CHARS)
-        kws = [k for k in kws if grounded(k, content, text_words=text_words)][:max_keywords]
+        kws = [k for k in kws if grounded(k, said, text_words=text_words)][:max_keywords]
         if kws:
             result.keywords, result.sources["keywords"] = kws, "llm"
         else:
-            result.keywords = extract_keywords(content, embedder, top_n=max_keywords)
+            result.keywords = extract_keywords(said, embedder, top_n=max_keywords)
             result.sources["keywords"] = "fallback"
             result.fallbacks.append("keywords")
 
     if "tags" in missing:
         tg = clean_list(data.get("tags"), max_items=max_tags * 2, max_chars=prompts.TAG_MAX_CHARS, max_words=2)
         tg = [t.lower() for t in tg if not _copied_example_tag(t, text_words)]
-        tg = clean_list(tg, max_items=max_tags)
+        tg = clean_list(topic_labels(tg, result.problems), max_items=max_tags)
         if tg:
             result.tags, result.sources["tags"] = tg, "llm"
         else:
-            result.tags = tags_from_keywords(result.keywords or extract_keywords(content, embedder), max_tags)
+            result.tags = tags_from_keywords(result.keywords or extract_keywords(said, embedder), max_tags)
             result.sources["tags"] = "fallback"
             result.fallbacks.append("tags")
 
     if "context" in missing:
         ctx = clean_sentence(data.get("context"), max_chars=prompts.CONTEXT_MAX_CHARS)
-        if ctx and _acceptable_context(ctx, text_words):
+        problem = context_problem(ctx, content) if ctx else "missing"
+        if problem is None:
             result.context, result.sources["context"] = ctx, "llm"
         else:
+            if ctx:
+                result.problems.append(f"context {ctx!r} rejected: {problem}")
             result.context = summary_sentence(content)
             result.sources["context"] = "fallback"
             result.fallbacks.append("context")
@@ -169,17 +174,6 @@ def _copied_example_tag(tag: str, text_words: set[str]) -> bool:
     return dedupe_key(tag) in {dedupe_key(t) for t in prompts.EXAMPLE_TAGS} and not any(
         w in text_words for w in words(tag)
     )
-
-
-def _acceptable_context(sentence: str, text_words: set[str]) -> bool:
-    """At least a few words, and mostly about the note (not an invented story)."""
-    if len(sentence.split()) < MIN_CONTEXT_WORDS:
-        return False
-    cws = content_words(sentence)
-    if not cws:
-        return False
-    hits = sum(1 for w in cws if word_matches(w, text_words))
-    return hits / len(cws) >= 0.5
 
 
 # -- deterministic fallbacks -----------------------------------------------------------
@@ -262,21 +256,26 @@ def extract_keywords(text: str, embedder: Embedder | None = None, *, top_n: int 
 
 
 def tags_from_keywords(keywords: Sequence[str], max_tags: int = MAX_TAGS) -> list[str]:
-    """Broad, deterministic tags: the head (last content word) of each keyword."""
+    """Broad, deterministic tags: the head (last content word) of each keyword, when it
+    names a topic (not a number, an id or a speaker)."""
     heads: list[str] = []
     for kw in keywords:
-        cws = [w for w in words(kw) if not is_stopword(w) and not w.isdigit() and len(w) > 1]
+        cws = [w for w in words(kw) if not is_stopword(w) and len(w) > 1 and junk_label(w) is None]
         if cws:
             heads.append(cws[-1])
     return clean_list(heads, max_items=max_tags, max_chars=prompts.TAG_MAX_CHARS, max_words=1)
 
 
 def summary_sentence(text: str, *, max_words: int = CONTEXT_MAX_WORDS) -> str:
-    """The note's first sentence (of its first non-empty line, Markdown markers
-    stripped), trimmed to `max_words` words."""
-    for line in text.splitlines():
-        line = line.strip().lstrip("#>*-+ \t").strip()
-        if line:
-            sentence = first_sentence(" ".join(line.split()))
-            return trim_words(sentence, max_chars=prompts.CONTEXT_MAX_CHARS, max_words=max_words)
-    return ""
+    """The note's first sentence that says something (a transcript's speaker labels and
+    Markdown markers stripped; the very first when none does), trimmed to `max_words`."""
+    seen: list[str] = []
+    for line in without_speakers(text[:_SUMMARY_CHARS]).splitlines():
+        rest = " ".join(line.strip().lstrip("#>*-+ \t").split())
+        while rest:
+            sentence = first_sentence(rest) or rest
+            rest = rest[len(sentence):].strip()
+            seen.append(sentence)
+            if thin_sentence(sentence) is None:
+                return trim_words(sentence, max_chars=prompts.CONTEXT_MAX_CHARS, max_words=max_words)
+    return trim_words(seen[0] if seen else "", max_chars=prompts.CONTEXT_MAX_CHARS, max_words=max_words)

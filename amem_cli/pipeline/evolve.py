@@ -1,9 +1,10 @@
 """Step 3, memory evolution: the new note may refresh a neighbour's context and tags.
 
 Only `context` and `tags` can change, nothing else. The reply must be valid; the new
-context must be one clean sentence about the neighbour (grounded in the two notes);
+context must be one clean sentence that stays about the neighbour (faithful to its own
+text, nearer it than the new note, copying no sentence of the new note: see `checks`);
 tags are only ever added (a small model that drops tags would lose what a person
-wrote), and each added tag must come from the words of the two notes. No change, an
+wrote), and each added tag must be a topic word of the neighbour itself. No change, an
 invalid reply or no model: None.
 """
 
@@ -16,11 +17,11 @@ from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM
 from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, validate
 from amem_cli.pipeline._common import StepStats, ask
-from amem_cli.pipeline._text import content_words, word_matches, words
+from amem_cli.pipeline._text import words
+from amem_cli.pipeline.checks import evolution_problem, grounded_in, topic_labels
 
 MAX_TAGS = 8
 MAX_NEW_TAGS = 2
-MIN_CONTEXT_WORDS = 4
 
 
 @dataclass
@@ -92,24 +93,27 @@ def decide_evolution(
     if parsed is None or parsed.data is None or parsed.repaired or validate(parsed.data, prompts.EVOLVE_SCHEMA):
         return decision
 
-    neighbour_words = set(words(" ".join([nb_content, nb_context, " ".join(nb_tags)])))
-    pool = neighbour_words | set(words(" ".join([new_content, new_context, " ".join(new_keywords)])))
+    # What the neighbour itself says (not what a model wrote about it before).
+    own_words = set(words(" ".join([nb_content, " ".join(nb_tags)])))
 
     context: str | None = None
     sentence = clean_sentence(parsed.data.get("context"), max_chars=prompts.CONTEXT_MAX_CHARS)
     if sentence and dedupe_key(sentence.rstrip(".…")) != dedupe_key(nb_context.rstrip(".…")):
-        if _about_neighbour(sentence, neighbour_words, pool):
+        problem = evolution_problem(sentence, nb_content, new_content)
+        if problem is None:
             context = sentence
         else:
-            decision.problems.append("proposed context not about the neighbour; ignored")
+            decision.problems.append(f"evolved context {sentence!r} rejected: {problem}")
 
     tags: list[str] | None = None
     proposed = [t.lower() for t in clean_list(parsed.data.get("tags"), max_items=5, max_chars=prompts.TAG_MAX_CHARS, max_words=3)]
-    added = [
-        t
-        for t in clean_list(proposed, max_items=MAX_NEW_TAGS * 3, exclude=nb_tags)
-        if any(word_matches(w, pool) for w in words(t))
-    ][:MAX_NEW_TAGS]
+    added = []
+    for tag in topic_labels(clean_list(proposed, max_items=MAX_NEW_TAGS * 3, exclude=nb_tags), decision.problems):
+        if grounded_in(tag, own_words):
+            added.append(tag)
+        else:
+            decision.problems.append(f"evolved tag {tag!r} dropped: not a word of its own note")
+    added = added[:MAX_NEW_TAGS]
     if added and len(nb_tags) < max_tags:
         tags = (nb_tags + added)[:max_tags]
 
@@ -140,13 +144,3 @@ def broken_rule(changes: dict[str, Any], old_tags: list[str]) -> str | None:
             return "evolution only adds tags"
     return None
 
-
-def _about_neighbour(sentence: str, neighbour_words: set[str], pool: set[str]) -> bool:
-    if len(sentence.split()) < MIN_CONTEXT_WORDS:
-        return False
-    cws = content_words(sentence)
-    if not cws:
-        return False
-    if not any(word_matches(w, neighbour_words) for w in cws):
-        return False
-    return sum(1 for w in cws if word_matches(w, pool)) / len(cws) >= 0.5

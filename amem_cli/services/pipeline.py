@@ -5,7 +5,8 @@ change a revision that `amem undo` can reverse)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import ChainMap, deque
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
@@ -23,6 +24,11 @@ HAND_EDIT_SLACK = timedelta(seconds=2)
 # common, and ranking all of its notes cost more than embedding the note (24 ms a note
 # at 73,000 notes): link candidates come from the rarer keywords, and the vectors.
 COMMON_KEYWORD = 1000
+# The notes most like a new one by keywords and tags whose boxes it may fit (when they
+# share keyword or tag words with it: `classify_boxes`).
+RELATED_NOTES = 10
+# The keywords and tags of a batch's notes kept per box, to fit later notes of the batch.
+RECENT_BOX_TERMS = 200
 
 
 @dataclass(frozen=True)
@@ -48,10 +54,13 @@ class PipelineStats:
     fallbacks: int = 0
     links: int = 0
     evolutions: int = 0
+    # What was wrong with the model's outputs, each rejected field with its reason.
+    problems: list[str] = field(default_factory=list)
 
     def count(self, step) -> None:
         self.llm_calls += step.llm_calls
         self.valid_outputs.extend(step.valid_outputs)
+        self.problems.extend(step.problems)
 
 
 class Pipeline:
@@ -83,6 +92,7 @@ class Pipeline:
         embedder = BatchedEmbedder(self.indexer.embedder(), contents)
         if boxes is None:
             boxes = dict(self.index.boxes())
+        recent: dict[str, deque[str]] = {}  # box -> keywords and tags of this batch's notes in it
         for note in notes:
             c = construct(note.content, keywords=note.keywords, tags=note.tags, context=note.context,
                           llm=self.llm, embedder=embedder)
@@ -90,20 +100,32 @@ class Pipeline:
             self.stats.count(c)
             fallbacks = list(c.fallbacks)
             if not note.boxes:
+                related = None if isinstance(self.llm, NoLLM) else self._related_boxes(note, recent)
                 b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=self.llm,
-                                   max_boxes=self.settings.max_boxes)
+                                   max_boxes=self.settings.max_boxes, related=related)
                 note.boxes = b.boxes
                 self.stats.count(b)
                 if b.fallback:
                     fallbacks.append("boxes")
             for box in note.boxes:
                 boxes[box] = boxes.get(box, 0) + 1
+                recent.setdefault(box, deque(maxlen=RECENT_BOX_TERMS)).extend([*note.keywords, *note.tags])
             self.stats.fallbacks += len(fallbacks)
             if not isinstance(self.llm, NoLLM):  # with no model the fallbacks are the method
                 if fallbacks:
                     note.metadata = {**note.metadata, "amem_fallbacks": fallbacks}
                 note.metadata = note.with_generated([f for f, by in c.sources.items() if by == "llm"])
             self.stats.notes += 1
+
+    def _related_boxes(self, note: Note, recent: dict[str, deque[str]]) -> Mapping[str, Iterable[str]]:
+        """{box: keywords and tags of its notes related to `note`}: the stored notes that
+        match the note's keywords and tags best (one indexed query), and this batch's."""
+        found: dict[str, list[str]] = {}
+        hits = self.index.fts_search([*note.keywords, *note.tags], RELATED_NOTES)
+        for other in self.index.get_many([i for i, _ in hits], links=False).values():
+            for box in other.boxes:
+                found.setdefault(box, [*recent.get(box, ())]).extend([*other.keywords, *other.tags])
+        return ChainMap(found, recent)
 
     # -- deferred work ----------------------------------------------------
     def process(self, limit: int | None = None, progress: Callable[[int, int], None] | None = None) -> list[str]:

@@ -14,7 +14,7 @@ from amem_cli.pipeline.construct import cosine
 
 PAINTING = "Melanie painted a sunrise over the lake last weekend."
 # What a small model writes for any note: grounded keywords, a vague context, broad tags.
-VAGUE = {"keywords": ["sunrise"], "tags": ["life", "events"], "context": "Melanie talks about a painting and her weekend plans."}
+VAGUE = {"keywords": ["sunrise"], "tags": ["life", "events"], "context": "Melanie talks about her painting of a sunrise last weekend."}
 
 
 def vague_model() -> ScriptedLLM:

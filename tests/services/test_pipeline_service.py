@@ -31,7 +31,7 @@ def router(construct=None, links=None, evolve=None, boxes=None):
             return boxes
         if props == {"context", "tags"} and "Older note" in messages[-1]["content"]:
             return evolve
-        return construct
+        return construct(messages) if callable(construct) else construct
 
     return ScriptedLLM(default=reply)
 
@@ -42,10 +42,16 @@ def read(mem: AgentMemory, note_id: str):
 
 @pytest.fixture
 def scripted(vault):
+    def construct(messages):  # a context true to the note it is asked about
+        about_policy = "at night" in messages[-1]["content"]
+        context = ("Long Postgres migrations run at night so that table locks never block a deploy." if about_policy
+                   else "A deploy failed on a Postgres table lock.")
+        return {"keywords": ["Postgres migration", "deploy"], "tags": ["database"], "context": context}
+
     llm = router(
-        construct={"keywords": ["Postgres migration", "deploy"], "tags": ["database"], "context": "A deploy failed on a Postgres table lock."},
+        construct=construct,
         links={"links": [1]},
-        evolve={"context": "The night-time migration policy, prompted by a deploy that failed on a table lock.", "tags": ["deploy", "postgres"]},
+        evolve={"context": "The night-time migration policy for long Postgres migrations, so that table locks never block a deploy.", "tags": ["deploy", "postgres"]},
         boxes={"boxes": ["migrations"]},
     )
     with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=0.0, link_choice="model") as mem:
@@ -214,7 +220,7 @@ def test_evolve_on_demand_dry_run_writes_nothing(vault):
         new = mem.add(DEPLOY)
         assert new.links == []  # max_links 0: nothing linked on add
     files = {p.name: p.read_bytes() for p in vault.glob("*.md")}
-    llm = router(links={"links": [1]}, evolve={"context": "The migration policy, after a deploy failed on a lock.", "tags": ["deploy"]})
+    llm = router(links={"links": [1]}, evolve={"context": "The night-time migration policy for long Postgres migrations, against table locks.", "tags": ["deploy"]})
     with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=0.0) as mem:
         plan = mem._c.notes.pipeline.revisit(new.id, dry_run=True)
         assert plan["links"] == [old.id] and old.id in plan["evolutions"]
@@ -226,7 +232,7 @@ def test_evolve_on_demand_dry_run_writes_nothing(vault):
         done = mem._c.notes.pipeline.revisit(new.id)
         assert done["links"] == [old.id]
         assert mem.get(new.id).links == [old.id] and mem.get(old.id).backlinks == [new.id]
-        assert mem.get(old.id).context == "The migration policy, after a deploy failed on a lock."
+        assert mem.get(old.id).context == "The night-time migration policy for long Postgres migrations, against table locks."
 
 
 def test_stats_profiles_and_config(tmp_path):

@@ -334,7 +334,7 @@ OLD = Neighbour("old-1", "The deploy failed because a Postgres migration locked 
 
 def test_evolution_changes_only_context_and_tags():
     reply = {
-        "context": "A Postgres migration lock broke a deploy, so migrations now run at night.",
+        "context": "A Postgres migration lock on the users table broke a deploy.",
         "tags": ["deploy", "Migrations", "invented-tag"],
         "content": "REWRITTEN",
         "links": ["x"],
@@ -344,14 +344,14 @@ def test_evolution_changes_only_context_and_tags():
     ev = d.evolution
     assert isinstance(ev, Evolution)
     assert ev.neighbour_id == "old-1"
-    assert ev.context == "A Postgres migration lock broke a deploy, so migrations now run at night."
+    assert ev.context == "A Postgres migration lock on the users table broke a deploy."
     assert ev.tags == ["deploy", "postgres", "migrations"]  # old kept, grounded new one added
     assert set(ev.changes()) <= {"context", "tags"}
     assert d.llm_calls == 1 and d.valid_outputs == [False]  # extra keys are fine, but...
 
 
 def test_evolution_with_a_clean_reply_is_valid():
-    reply = {"context": "A Postgres migration lock broke a deploy; migrations now run at night.", "tags": ["deploy", "postgres"]}
+    reply = {"context": "A Postgres migration lock on the users table broke a deploy.", "tags": ["deploy", "postgres"]}
     d = decide_evolution(NEW, OLD, llm=ScriptedLLM([reply]))
     assert d.valid_outputs == [True]
     assert d.evolution.tags is None  # no tag added
@@ -386,13 +386,13 @@ def test_evolution_context_must_be_about_the_neighbour():
     reply = {"context": "Quantum galaxies explain stock prices nicely.", "tags": ["postgres"]}
     d = decide_evolution(NEW, OLD, llm=ScriptedLLM([reply]))
     assert d.evolution is None
-    assert any("not about the neighbour" in p for p in d.problems)
+    assert any("evolved context" in p and "rejected" in p for p in d.problems)
 
 
 def test_evolution_loop_context_is_ignored_but_tags_can_still_change():
-    reply = {"context": "night night night night night night night night", "tags": ["night"]}
+    reply = {"context": "night night night night night night night night", "tags": ["table"]}
     ev = propose_evolution(NEW, OLD, llm=ScriptedLLM([reply]))
-    assert ev is not None and ev.context is None and ev.tags == ["deploy", "postgres", "night"]
+    assert ev is not None and ev.context is None and ev.tags == ["deploy", "postgres", "table"]
 
 
 def test_evolution_accepts_note_like_objects():
@@ -400,7 +400,7 @@ def test_evolution_accepts_note_like_objects():
 
     new = Note(id="n", content=NEW.content, keywords=NEW.keywords, context=NEW.context)
     old = Note(id="o", content=OLD.content, context=OLD.context, tags=OLD.tags)
-    reply = {"context": "A Postgres migration lock broke a deploy; migrations now run at night.", "tags": []}
+    reply = {"context": "A Postgres migration lock on the users table broke a deploy.", "tags": []}
     ev = propose_evolution(new, old, llm=ScriptedLLM([reply]))
     assert ev.neighbour_id == "o"
 
@@ -413,14 +413,14 @@ EXISTING = {"databases": 5, "Travel": 2, "git": 1}
 def test_boxes_reuse_existing_with_case_and_plural():
     d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=ScriptedLLM([{"boxes": ["Database"]}]))
     assert d.boxes == ["databases"] and d.new_boxes == [] and d.fallback is False
-    d = classify_boxes(NOTE, [], [], EXISTING, llm=ScriptedLLM([{"boxes": ["travel"]}]))
+    d = classify_boxes("Travel plans for May.", [], [], EXISTING, llm=ScriptedLLM([{"boxes": ["travel"]}]))
     assert d.boxes == ["Travel"]
 
 
-def test_boxes_show_existing_boxes_biggest_first():
+def test_boxes_show_the_existing_boxes_the_note_fits_biggest_first():
     llm = ScriptedLLM([{"boxes": ["databases"]}])
-    classify_boxes(NOTE, [], [], EXISTING, llm=llm)
-    assert "Existing boxes: " + prompts.fenced("databases (5), Travel (2), git (1)") in llm.calls[0].prompt
+    classify_boxes(NOTE, [], ["database", "git"], EXISTING, llm=llm)
+    assert "Existing boxes: " + prompts.fenced("databases (5), git (1)") in llm.calls[0].prompt
 
 
 def test_new_box_is_slugged():
@@ -443,7 +443,7 @@ def test_a_box_named_by_numbers_alone_is_no_topic():
 
 def test_boxes_capped_and_deduped():
     reply = {"boxes": ["databases", "Databases", "postgres", "deploy", "git"]}
-    d = classify_boxes(NOTE, ["Postgres"], [], EXISTING, llm=ScriptedLLM([reply]), max_boxes=2)
+    d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=ScriptedLLM([reply]), max_boxes=2)
     assert d.boxes == ["databases", "postgres"]
 
 
