@@ -10,12 +10,14 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from ..errors import ConflictError
-from ..llm.base import LLM
+from ..llm.base import LLM, LLMError
 from ..llm.fake import NoLLM
-from ..models import Note
+from ..models import FALLBACKS, Note
 from ..pipeline import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
 from ..pipeline.construct import BatchedEmbedder, cosine
+from ..timeutil import now
 from .jobs import QUEUED, JobQueue
+from .rederive import DERIVABLE, fallbacks_of, recorded, rederived, to_rederive
 
 # A file modified this long after amem last wrote it (its `updated`) was edited by hand.
 HAND_EDIT_SLACK = timedelta(seconds=2)
@@ -130,21 +132,68 @@ class Pipeline:
         return done
 
     def _complete(self, stored: Note) -> None:
-        built = stored.copy()
+        """Build what is missing, and what the deterministic method holds in the model's
+        place since a person changed the note's text (`rederive`); then link."""
+        owed = fallbacks_of(stored)
+        built = replace(stored.copy(), **{f: type(getattr(stored, f))() for f in owed if f in DERIVABLE})
+        built.metadata = recorded(built.metadata, built.generated, [])
         self.build([built])
 
-        def fill(n: Note) -> Note:  # only what is still missing: a person may have edited meanwhile
+        def fill(n: Note) -> Note:  # only what is still missing or owed: a person may have edited meanwhile
+            if n.content != stored.content:  # built from a text that is no more; `rederive` saw the edit
+                return replace(n, metadata={k: v for k, v in n.metadata.items() if k != QUEUED})
+            taken = [f for f in DERIVABLE if not getattr(n, f) or f in owed and f in fallbacks_of(n)]
+            metadata = {k: v for k, v in {**built.metadata, **n.metadata}.items() if k != QUEUED}
             return replace(
                 n,
-                keywords=n.keywords or built.keywords,
-                tags=n.tags or built.tags,
-                context=n.context or built.context,
-                boxes=n.boxes or built.boxes,
-                metadata={k: v for k, v in {**built.metadata, **n.metadata}.items() if k != QUEUED},
+                **{f: getattr(built, f) for f in taken},
+                metadata=recorded(
+                    metadata,
+                    [*(f for f in n.generated if f not in taken), *(f for f in built.generated if f in taken)],
+                    [*(f for f in fallbacks_of(n) if f not in taken),
+                     *(f for f in taken if f not in built.generated and (f in owed or f in fallbacks_of(built)))],
+                ),
             )
 
         self.notes.update(stored.id, fill)
         self.connect([self.index.get(stored.id)])
+
+    # -- after a person's edit ---------------------------------------------
+    def rederive(self, edited: list[Note]) -> None:
+        """A person changed these notes' text (`edited`: as indexed before the change). The
+        fields amem derived from the old text are derived again from the new one by the
+        deterministic method at once, each note's change a revision (`amem undo`), and,
+        with a model, the model's version is queued for `process`. Pinned notes and the
+        fields a person wrote are left as they are."""
+        if self.notes.vault.read_only:
+            return  # amem may not write here; the index shows the files as they are
+        embedder, boxes, model = self.indexer.embedder(), dict(self.index.boxes()), self._has_model()
+        for before in edited:
+            note = self.index.get(before.id)
+            if note is None or note.derived == [] or note.extra.get("pinned") is True:
+                continue
+            queued_at = now().isoformat()
+
+            def change(current: Note, before: Note = before) -> Note:
+                new = rederived(current, before, embedder=embedder, boxes=boxes, max_boxes=self.settings.max_boxes)
+                if model and to_rederive(current, before):
+                    new.metadata.setdefault(QUEUED, queued_at)
+                return new
+
+            try:
+                new = self.notes.revise_with(note.id, change, cause="edit", model=None, redo=True)
+            except ConflictError:
+                continue  # the person keeps saving: their bytes stay, and the next sync looks again
+            if QUEUED in new.metadata:
+                with self.index.transaction():
+                    self.index.enqueue([note.id], new.metadata[QUEUED])
+
+    def _has_model(self) -> bool:
+        """Whether a model is configured and can be found (else there is no model work to queue)."""
+        try:
+            return not isinstance(self.llm, NoLLM)
+        except LLMError:
+            return False
 
     # -- after writing ----------------------------------------------------
     def connect(self, notes: list[Note]) -> None:
