@@ -342,7 +342,7 @@ class NoteService:
                 self.index.drop_revision(seq)
 
     def history(self, note_id: str) -> list[dict]:
-        """The note's revisions by evolution, oldest first."""
+        """The note's revisions (by evolution, and by fields derived again after an edit), oldest first."""
         self.get(note_id)
         return self.index.revisions(note_id)
 
@@ -396,6 +396,7 @@ class NoteService:
             with self.index.transaction():
                 self.index.delete_note(note_id)
                 self.index.drop_revisions(note_id)
+                self.index.done(note_id)  # its queued work (a deferred note, one a person edited) goes too
                 self.index.remove_file(path)
         self.indexer.flush_vectors()  # its vector goes now, not at the next search
         return note

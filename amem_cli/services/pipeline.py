@@ -9,15 +9,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
-from ..errors import ConflictError
+from ..errors import AmemError, ConflictError
 from ..llm.base import LLM, LLMError
 from ..llm.fake import NoLLM
-from ..models import FALLBACKS, Note
+from ..models import Note
 from ..pipeline import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
 from ..pipeline.construct import BatchedEmbedder, cosine
 from ..timeutil import now
 from .jobs import QUEUED, JobQueue
-from .rederive import DERIVABLE, fallbacks_of, recorded, rederived, to_rederive
+from .rederive import DERIVABLE, fallbacks_of, filled, recorded, rederived, to_rederive
 
 # A file modified this long after amem last wrote it (its `updated`) was edited by hand.
 HAND_EDIT_SLACK = timedelta(seconds=2)
@@ -135,27 +135,21 @@ class Pipeline:
         """Build what is missing, and what the deterministic method holds in the model's
         place since a person changed the note's text (`rederive`); then link."""
         owed = fallbacks_of(stored)
-        built = replace(stored.copy(), **{f: type(getattr(stored, f))() for f in owed if f in DERIVABLE})
+        built = replace(stored.copy(), **{f: "" if f == "context" else [] for f in owed if f in DERIVABLE})
         built.metadata = recorded(built.metadata, built.generated, [])
         self.build([built])
 
-        def fill(n: Note) -> Note:  # only what is still missing or owed: a person may have edited meanwhile
+        def fill(n: Note) -> Note:  # a person may have edited meanwhile
             if n.content != stored.content:  # built from a text that is no more; `rederive` saw the edit
                 return replace(n, metadata={k: v for k, v in n.metadata.items() if k != QUEUED})
-            taken = [f for f in DERIVABLE if not getattr(n, f) or f in owed and f in fallbacks_of(n)]
-            metadata = {k: v for k, v in {**built.metadata, **n.metadata}.items() if k != QUEUED}
-            return replace(
-                n,
-                **{f: getattr(built, f) for f in taken},
-                metadata=recorded(
-                    metadata,
-                    [*(f for f in n.generated if f not in taken), *(f for f in built.generated if f in taken)],
-                    [*(f for f in fallbacks_of(n) if f not in taken),
-                     *(f for f in taken if f not in built.generated and (f in owed or f in fallbacks_of(built)))],
-                ),
-            )
+            return filled(n, built, owed)
 
-        self.notes.update(stored.id, fill)
+        if owed:  # the model's version of fields derived again after an edit: a revision too
+            self.indexer.sync()
+            self.notes.revise_with(stored.id, fill, cause="edit", model=self.llm.identity, redo=True)
+            self.indexer.flush_vectors()
+        else:
+            self.notes.update(stored.id, fill)
         self.connect([self.index.get(stored.id)])
 
     # -- after a person's edit ---------------------------------------------
@@ -165,13 +159,13 @@ class Pipeline:
         deterministic method at once, each note's change a revision (`amem undo`), and,
         with a model, the model's version is queued for `process`. Pinned notes and the
         fields a person wrote are left as they are."""
-        if self.notes.vault.read_only:
-            return  # amem may not write here; the index shows the files as they are
+        current = self.index.get_many([n.id for n in edited], links=False)
+        todo = [(before, note) for before in edited
+                if (note := current.get(before.id)) is not None and note.derived and note.extra.get("pinned") is not True]
+        if not todo or self.notes.vault.read_only:  # (a read-only vault: amem may not write there)
+            return
         embedder, boxes, model = self.indexer.embedder(), dict(self.index.boxes()), self._has_model()
-        for before in edited:
-            note = self.index.get(before.id)
-            if note is None or note.derived == [] or note.extra.get("pinned") is True:
-                continue
+        for before, note in todo:
             queued_at = now().isoformat()
 
             def change(current: Note, before: Note = before) -> Note:
@@ -180,10 +174,11 @@ class Pipeline:
                     new.metadata.setdefault(QUEUED, queued_at)
                 return new
 
-            try:
+            try:  # made again on the person's bytes if they save meanwhile
                 new = self.notes.revise_with(note.id, change, cause="edit", model=None, redo=True)
-            except ConflictError:
-                continue  # the person keeps saving: their bytes stay, and the next sync looks again
+            except (AmemError, OSError) as exc:  # the person keeps saving, the disk is full...: their bytes stay
+                self.indexer.problems.append(f"{note.id}: its fields were not derived again from its new text: {exc}")
+                continue
             if QUEUED in new.metadata:
                 with self.index.transaction():
                     self.index.enqueue([note.id], new.metadata[QUEUED])

@@ -14,6 +14,7 @@ from ..embed.base import Embedder
 from ..models import FALLBACKS, GENERATED, Note
 from ..pipeline import classify_boxes
 from ..pipeline.construct import FIELDS, construct
+from .jobs import QUEUED
 
 # The fields derived from a note's text (evolution and the model write no others).
 DERIVABLE = (*FIELDS, "boxes")
@@ -43,6 +44,19 @@ def rederived(note: Note, before: Note, *, embedder: Embedder | None, boxes: Map
     # The fields derived again are the deterministic method's now; those taken over, the person's.
     return replace(new, metadata=recorded(note.metadata, [f for f in note.generated if f not in DERIVABLE],
                                           [f for f in fallbacks_of(note) if f not in DERIVABLE] + redo))
+
+
+def filled(current: Note, built: Note, owed: list[str]) -> Note:
+    """`current` (the file as it is now) with its queued work done: `built` (the pipeline's
+    build of the note, from the same text) gives its empty fields and the `owed` ones the
+    deterministic method still holds in the model's place (not those a person took over)."""
+    taken = [f for f in DERIVABLE if not getattr(current, f) or (f in owed and f in fallbacks_of(current))]
+    metadata = {k: v for k, v in {**built.metadata, **current.metadata}.items() if k != QUEUED}
+    generated = [f for f in current.generated if f not in taken] + [f for f in built.generated if f in taken]
+    # Where the model failed again, the deterministic field stays recorded as such: still amem's.
+    fallbacks = [f for f in fallbacks_of(current) if f not in taken] + [
+        f for f in taken if f not in built.generated and (f in owed or f in fallbacks_of(built))]
+    return replace(current, **{f: getattr(built, f) for f in taken}, metadata=recorded(metadata, generated, fallbacks))
 
 
 def fallbacks_of(note: Note) -> list[str]:

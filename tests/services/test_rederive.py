@@ -107,8 +107,10 @@ def test_processing_the_queue_writes_the_models_fields_for_the_new_text(mem):
         MODEL["c7g.xlarge"]["keywords"], MODEL["c7g.xlarge"]["tags"], MODEL["c7g.xlarge"]["context"])
     assert after.generated == ["keywords", "tags", "context"]
     assert QUEUED not in after.metadata and mem._c.index.queued() == []
-    mem.sync()
-    assert mem._c.notes.history(note.id)[-1]["cause"] == "edit"  # processing is no edit of the person's
+    # Both changes are revisions: undo gives back the deterministic fields, then the person's save.
+    assert [(r["cause"], r["model"]) for r in mem._c.notes.history(note.id)] == [("edit", None), ("edit", "fake")]
+    assert mem._c.notes.undo(note.id).context == summary_sentence(NEW)
+    assert mem._c.notes.undo(note.id).keywords == MODEL["m5.large"]["keywords"]
 
 
 def test_fields_a_person_gave_are_never_touched(mem):
@@ -139,24 +141,26 @@ def test_a_derived_field_edited_in_the_same_save_becomes_the_persons(mem):
 
 
 def test_an_edit_of_the_frontmatter_alone_derives_nothing(mem):
-    note = mem.add(OLD)
+    note, control = mem.add(OLD), mem.add(OLD + " (copy)")
     saved = save(path_of(mem, note.id), lambda n: setattr(n, "tags", ["infra", "staging"]))
+    save(path_of(mem, control.id), new_text)  # seen by the same sync, and derived again
     mem.sync()
     assert path_of(mem, note.id).read_bytes() == saved
     assert mem.get(note.id).tags == ["infra", "staging"]
-    assert mem._c.notes.history(note.id) == [] and mem._c.index.queued() == []
+    assert mem._c.notes.history(note.id) == [] and mem._c.index.queued() == [control.id]
 
 
 def test_a_pinned_note_is_left_alone(mem):
-    note = mem.add(OLD)
+    note, control = mem.add(OLD), mem.add(OLD + " (copy)")
 
     def pin_and_edit(n):
         n.content, n.extra["pinned"] = NEW, True
 
     saved = save(path_of(mem, note.id), pin_and_edit)
+    save(path_of(mem, control.id), new_text)
     mem.sync()
     assert path_of(mem, note.id).read_bytes() == saved
-    assert mem._c.notes.history(note.id) == [] and mem._c.index.queued() == []
+    assert mem._c.notes.history(note.id) == [] and mem._c.index.queued() == [control.id]
 
 
 def test_without_a_model_the_deterministic_fields_stay_and_nothing_is_queued(vault):
