@@ -7,7 +7,6 @@ import json
 
 from amem_cli import AgentMemory
 from amem_cli.llm import ScriptedLLM
-from amem_cli.markdown import parse_note, render_note
 
 OLD = "The staging cluster runs three m5.large nodes in the eu-west-1 region."
 NEW = "The staging cluster now runs five c7g.xlarge Graviton nodes in us-east-2."
@@ -25,10 +24,10 @@ def test_context_after_an_edit_states_the_new_text_only_and_undo_restores_the_sa
     with AgentMemory(vault, embedder="fake", llm=model()) as mem:
         note = mem.add(OLD)
     path = vault / f"{note.id}.md"
-    edited = parse_note(path.read_text(encoding="utf-8"))
-    edited.content = NEW
-    saved = render_note(edited).encode("utf-8")
-    path.write_bytes(saved)  # as an editor saves it
+    text = path.read_text(encoding="utf-8")
+    assert text.count(OLD) == 1  # the body only
+    saved = text.replace(OLD, NEW).encode("utf-8")
+    path.write_bytes(saved)  # as an editor saves it: only the text changed
 
     result = run("context", "staging cluster nodes", "--json")
     assert result.exit_code == 0, result.output
