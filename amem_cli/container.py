@@ -68,9 +68,12 @@ class Container:
 
     @cached_property
     def indexer(self) -> Indexer:
-        return Indexer(
+        indexer = Indexer(
             self.vault, self.index, lambda: self.embedder, lambda: self.vectors, sync_interval=self.settings.sync_interval
         )
+        # Whatever command's sync sees a person's edit of a note's text, its derived fields follow.
+        indexer.on_edit = lambda edited: self.notes.pipeline.rederive(edited)
+        return indexer
 
     @cached_property
     def llm(self) -> LLM:

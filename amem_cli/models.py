@@ -25,6 +25,8 @@ NOTE_KEYS = (
 
 # Metadata key listing the fields a model wrote (see `Note.generated`).
 GENERATED = "amem_generated"
+# Metadata key listing the fields the deterministic method wrote in a model's place.
+FALLBACKS = "amem_fallbacks"
 
 
 @dataclass
@@ -72,6 +74,13 @@ class Note:
         """The fields (keywords, tags, context) a model wrote, not a person or the
         deterministic method; recorded in `metadata.amem_generated`."""
         return [str(f) for f in self.metadata.get(GENERATED) or [] if isinstance(f, str)]
+
+    @property
+    def derived(self) -> list[str]:
+        """The fields amem derived from the text, not a person: those a model wrote and
+        those the deterministic method wrote in its place (`metadata.amem_fallbacks`)."""
+        fallbacks = [str(f) for f in self.metadata.get(FALLBACKS) or [] if isinstance(f, str)]
+        return list(dict.fromkeys([*self.generated, *fallbacks]))
 
     def with_generated(self, fields: list[str]) -> dict[str, Any]:
         """The note's metadata with `fields` added to those a model wrote."""
@@ -135,6 +144,8 @@ class SyncReport:
     updated: int = 0
     removed: int = 0
     errors: list[str] = field(default_factory=list)
+    # Notes whose text a person changed, as they were indexed before the change.
+    edited: list[Note] = field(default_factory=list)
 
     @property
     def changed(self) -> int:

@@ -62,6 +62,9 @@ class Indexer:
         # Embeddings started ahead of the write that needs them: text -> (batch, row).
         self._prefetched: OrderedDict[str, tuple[Future, int]] = OrderedDict()
         self._embedding_thread: ThreadPoolExecutor | None = None
+        # Told, after a sync, of the notes whose text a person changed (as indexed before):
+        # the pipeline derives their derived fields again (`Pipeline.rederive`).
+        self.on_edit: Callable[[list[Note]], None] | None = None
 
     # -- files -> SQLite --------------------------------------------------
     def pending_changes(self) -> int:
@@ -132,6 +135,8 @@ class Indexer:
         if paths is None:
             self._seen = disk
         self.problems.extend(report.errors)
+        if report.edited and self.on_edit is not None:
+            self.on_edit(report.edited)
         return report
 
     def _sync_file(self, path: str, stat: FileStat, row, report: SyncReport, ids: "_Settling", *, force: bool = False) -> None:
@@ -161,6 +166,10 @@ class Indexer:
         if note is None:
             self.index.set_file(path, stat, digest, None, error)
             return
+        if row is not None and row.note_id == note.id:
+            before = self.index.get_many([note.id], links=False).get(note.id)
+            if before is not None and before.content != note.content:
+                report.edited.append(before)
         self.index.upsert_note(note, path)
         self.index.set_file(path, stat, digest, note.id, None)
         if row is None:

@@ -299,13 +299,23 @@ class NoteService:
         """Evolution: change a note's context and/or tags (nothing else, within bounds: see
         `broken_rule`), keep the file as it was in the revision log, and re-embed the note."""
         self.indexer.sync()
-        recorded: list[int] = []
 
         def evolve(note: Note) -> Note:
             if problem := broken_rule(changes, note.tags):  # the rules hold whatever the model said
                 raise UsageError(f"evolution of {note_id} refused: {problem}")
             evolved = replace(note, **changes)
             return replace(evolved, metadata=note.with_generated(list(changes))) if model else evolved
+
+        # A person's save meanwhile makes it their own version: a model does not change those.
+        new = self.revise_with(note_id, evolve, cause=cause, model=model, redo=False)
+        self.indexer.flush_vectors()
+        return new
+
+    def revise_with(self, note_id: str, change, *, cause: str | None, model: str | None, redo: bool) -> Note:
+        """`update` (no sync, no embedding) whose change is a revision: the file as it was
+        is kept in the revision log, for `history` and `undo`. `redo`: made again on a
+        person's save meanwhile, as `update` does; else refused (ConflictError)."""
+        recorded: list[int] = []
 
         def journal(old: Note, new: Note, before: bytes, text: str) -> None:
             # Recorded ahead of the file: a kill in between leaves a revision that never
@@ -318,18 +328,21 @@ class NoteService:
                     "old_bytes": before, "new_hash": content_hash(text.encode("utf-8")),
                 }))
 
-        try:  # a person's save meanwhile makes it their own version: a model does not change those
-            new = self.update(note_id, evolve, embed=False, sync=False, journal=journal, redo=False)
+        try:
+            new = self.update(note_id, change, embed=False, sync=False, journal=journal, redo=redo)
         except BaseException:
-            with self.index.transaction():
-                for seq in recorded:  # the file was not written (a person's edit came first)
-                    self.index.drop_revision(seq)
+            self._drop_revisions(recorded)  # the file was not written (a person's save came first)
             raise
-        self.indexer.flush_vectors()
+        self._drop_revisions(recorded[:-1])  # tries a person's save came between: never written
         return new
 
+    def _drop_revisions(self, seqs: list[int]) -> None:
+        with self.index.transaction():
+            for seq in seqs:
+                self.index.drop_revision(seq)
+
     def history(self, note_id: str) -> list[dict]:
-        """The note's revisions by evolution, oldest first."""
+        """The note's revisions (by evolution, and by fields derived again after an edit), oldest first."""
         self.get(note_id)
         return self.index.revisions(note_id)
 
@@ -383,6 +396,7 @@ class NoteService:
             with self.index.transaction():
                 self.index.delete_note(note_id)
                 self.index.drop_revisions(note_id)
+                self.index.done(note_id)  # its queued work (a deferred note, one a person edited) goes too
                 self.index.remove_file(path)
         self.indexer.flush_vectors()  # its vector goes now, not at the next search
         return note

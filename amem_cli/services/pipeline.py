@@ -10,13 +10,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
-from ..errors import ConflictError
-from ..llm.base import LLM
+from ..errors import AmemError, ConflictError
+from ..llm.base import LLM, LLMError
 from ..llm.fake import NoLLM
 from ..models import Note
 from ..pipeline import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
 from ..pipeline.construct import BatchedEmbedder, cosine
+from ..timeutil import now
 from .jobs import QUEUED, JobQueue
+from .rederive import DERIVABLE, fallbacks_of, filled, recorded, rederived, to_rederive
 
 # A file modified this long after amem last wrote it (its `updated`) was edited by hand.
 HAND_EDIT_SLACK = timedelta(seconds=2)
@@ -152,21 +154,63 @@ class Pipeline:
         return done
 
     def _complete(self, stored: Note) -> None:
-        built = stored.copy()
+        """Build what is missing, and what the deterministic method holds in the model's
+        place since a person changed the note's text (`rederive`); then link."""
+        owed = fallbacks_of(stored)
+        built = replace(stored.copy(), **{f: "" if f == "context" else [] for f in owed if f in DERIVABLE})
+        built.metadata = recorded(built.metadata, built.generated, [])
         self.build([built])
 
-        def fill(n: Note) -> Note:  # only what is still missing: a person may have edited meanwhile
-            return replace(
-                n,
-                keywords=n.keywords or built.keywords,
-                tags=n.tags or built.tags,
-                context=n.context or built.context,
-                boxes=n.boxes or built.boxes,
-                metadata={k: v for k, v in {**built.metadata, **n.metadata}.items() if k != QUEUED},
-            )
+        def fill(n: Note) -> Note:  # a person may have edited meanwhile
+            if n.content != stored.content:  # built from a text that is no more; `rederive` saw the edit
+                return replace(n, metadata={k: v for k, v in n.metadata.items() if k != QUEUED})
+            return filled(n, built, owed)
 
-        self.notes.update(stored.id, fill)
+        if owed:  # the model's version of fields derived again after an edit: a revision too
+            self.indexer.sync()
+            self.notes.revise_with(stored.id, fill, cause="edit", model=self.llm.identity, redo=True)
+            self.indexer.flush_vectors()
+        else:
+            self.notes.update(stored.id, fill)
         self.connect([self.index.get(stored.id)])
+
+    # -- after a person's edit ---------------------------------------------
+    def rederive(self, edited: list[Note]) -> None:
+        """A person changed these notes' text (`edited`: as indexed before the change). The
+        fields amem derived from the old text are derived again from the new one by the
+        deterministic method at once, each note's change a revision (`amem undo`), and,
+        with a model, the model's version is queued for `process`. Pinned notes and the
+        fields a person wrote are left as they are."""
+        current = self.index.get_many([n.id for n in edited], links=False)
+        todo = [(before, note) for before in edited
+                if (note := current.get(before.id)) is not None and note.derived and note.extra.get("pinned") is not True]
+        if not todo or self.notes.vault.read_only:  # (a read-only vault: amem may not write there)
+            return
+        embedder, boxes, model = self.indexer.embedder(), dict(self.index.boxes()), self._has_model()
+        for before, note in todo:
+            queued_at = now().isoformat()
+
+            def change(current: Note, before: Note = before) -> Note:
+                new = rederived(current, before, embedder=embedder, boxes=boxes, max_boxes=self.settings.max_boxes)
+                if model and to_rederive(current, before):
+                    new.metadata.setdefault(QUEUED, queued_at)
+                return new
+
+            try:  # made again on the person's bytes if they save meanwhile
+                new = self.notes.revise_with(note.id, change, cause="edit", model=None, redo=True)
+            except (AmemError, OSError) as exc:  # the person keeps saving, the disk is full...: their bytes stay
+                self.indexer.problems.append(f"{note.id}: its fields were not derived again from its new text: {exc}")
+                continue
+            if QUEUED in new.metadata:
+                with self.index.transaction():
+                    self.index.enqueue([note.id], new.metadata[QUEUED])
+
+    def _has_model(self) -> bool:
+        """Whether a model is configured and can be found (else there is no model work to queue)."""
+        try:
+            return not isinstance(self.llm, NoLLM)
+        except LLMError:
+            return False
 
     # -- after writing ----------------------------------------------------
     def connect(self, notes: list[Note]) -> None:

@@ -30,17 +30,18 @@ def boxes(ctx: typer.Context, json_output: JsonOpt = False) -> None:
 
 @command("history")
 def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
-    """Show how evolution changed a note (context and tags), oldest first, as diffs."""
+    """Show how amem changed a note (evolution; fields derived again after you edited its text), oldest first, as diffs."""
     revisions = container(ctx).notes.history(note_id)
     if json_output:
         print_json([_public(r) for r in revisions])
         return
     if not revisions:
-        console.print(f"[dim]{escape(note_id)} has not been changed by evolution.[/]")
+        console.print(f"[dim]{escape(note_id)} has not been changed by amem.[/]")
         return
     for r in revisions:
         cause = f" after {r['cause']}" if r["cause"] else ""
-        console.print(f"[bold]revision {r['seq']}[/] {escape(str(r['at']))}{escape(cause)} [dim]({escape(r['model'] or '')})[/]")
+        by = f" [dim]({escape(r['model'])})[/]" if r["model"] else ""  # none: the deterministic method
+        console.print(f"[bold]revision {r['seq']}[/] {escape(str(r['at']))}{escape(cause)}{by}")
         before = [f"context: {r['old_context']}", f"tags: {', '.join(json.loads(r['old_tags']))}"]
         after = [f"context: {r['new_context']}", f"tags: {', '.join(json.loads(r['new_tags']))}"]
         for line in difflib.unified_diff(before, after, "before", "after", lineterm="", n=0):
@@ -50,7 +51,7 @@ def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) ->
 
 @command("undo")
 def undo(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
-    """Restore a note's file as it was before its last evolution, byte for byte."""
+    """Restore a note's file as it was before amem's last change to it, byte for byte."""
     note = container(ctx).notes.undo(note_id)
     if json_output:
         print_json(note.to_dict())
