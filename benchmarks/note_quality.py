@@ -50,10 +50,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-# The other benchmarks' modules, after the standard library: benchmarks/secrets.py must
-# not stand in for the `secrets` module (sqlite-utils uses it), as it would first in the path.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE] + [str(HERE)]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 

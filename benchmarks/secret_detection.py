@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -139,9 +138,6 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=1000, help="ordinary notes for the throughput figure")
     args = parser.parse_args()
 
-    # This file is named like the stdlib's `secrets`: its folder goes last on the path, so that
-    # a library importing `secrets` still gets the stdlib's, and foundation.py is still found.
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE] + [str(HERE)]
     from amem_cli.redact import redact  # noqa: E402
     from foundation import make_notes  # noqa: E402
 
