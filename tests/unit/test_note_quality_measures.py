@@ -61,7 +61,7 @@ def test_token_f1_and_kept_facts():
 
 def test_each_work_set_fact_is_in_its_note():
     notes = [json.loads(line) for line in WORK_SET.read_text(encoding="utf-8").splitlines()]
-    assert 30 <= len(notes) <= 40
+    assert 60 <= len(notes) <= 80  # issue 21: at least 60 hand-labelled notes
     for note in notes:
         assert note["boxes"] and note["facts"], note["id"]
         assert all(fact_kept(f, note["text"]) for f in note["facts"]), note["id"]
