@@ -324,7 +324,7 @@ def junk_label(label: str) -> str | None:
     if _DIGIT_RUN.search(text):
         return "holds a number, date or id"
     parts = re.findall(r"[^\W\d_]+", text)
-    if any(len(p) >= 7 and not _VOWEL.search(p) for p in parts):
+    if any(len(p) >= 7 and not _VOWEL.search(p) for p in re.findall(r"[A-Za-z]+", text)):  # Latin script only
         return "looks like a hash"
     if all(p.casefold() in ROLES for p in parts):
         return "is a speaker's role"

@@ -85,7 +85,9 @@ JUNK = [
     "assistant", "System", "human", "ai", "marco-s-daughter", "Marco's daughter", "baby, lamb",
     "https://example.org", "bzxtjkmgvw",
 ]
-TOPICS = ["database", "postgres", "connection pool", "s3", "ec2", "k8s", "utf-8", "python3", "kindergarten", "ad-hoc-joins", "system design"]
+TOPICS = ["database", "postgres", "connection pool", "s3", "ec2", "k8s", "utf-8", "python3", "kindergarten", "ad-hoc-joins", "system design",
+          # other scripts have no a/e/i/o/u: no hash for that
+          "我喜欢在北京吃烤鸭", "烤鸭", "заметки", "Ιδέες", "straße"]
 
 
 @pytest.mark.parametrize("label", JUNK)
