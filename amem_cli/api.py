@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -85,6 +86,8 @@ class AgentMemory:
         )
         for notice in notices:
             warnings.warn(notice, UntrustedVaultWarning, stacklevel=2)
+        if llm is not None and not isinstance(llm, str) and settings.model_fields == "auto":
+            settings = replace(settings, model_fields="all")  # a caller's own model object writes every field
         self._c = Container(settings, create=True)
         # A long-lived process: let the OS say which files others edit, rather than
         # stat the whole vault before every call (edits show up within ~0.05 s).

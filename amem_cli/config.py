@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .models import MODEL_FIELDS
 
 VAULT_CONFIG = "amem.toml"
 
@@ -38,6 +39,9 @@ class Settings:
     max_links: int = 3  # links a new note makes at most
     link_choice: str = "similarity"  # which candidates are linked: "similarity" (the nearest) or "model" (it picks)
     max_boxes: int = 2  # boxes a new note is filed in at most
+    # The fields the model writes ("keywords,tags,context,boxes,evolution", "all"); the others
+    # are the deterministic method's. "auto": all, but for the bundled model only BUNDLED_MODEL_FIELDS.
+    model_fields: str = "auto"
     sync_interval: float = 0.0  # seconds between looks for files edited by others (0: every command)
     server: str = "auto"  # "auto": commands go through a warm background server, started on demand; "off"
     server_idle: float = 900.0  # seconds without a request after which the server stops
@@ -51,6 +55,22 @@ class Settings:
     name_boost: float = 0.6  # extra score share for notes by a person the query names
     neighbour_share: float = 0.5  # share of a hit's score its sequence neighbours inherit
     diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
+
+
+# What the bundled SmolLM2-135M-Instruct writes at least as well as the deterministic
+# method, measured by benchmarks/note_quality.py (the README gives the figures).
+BUNDLED_MODEL_FIELDS = ("keywords", "tags")
+
+
+def model_fields(settings: Settings) -> frozenset[str]:
+    """The fields the model writes, from the `model_fields` setting."""
+    value = settings.model_fields.strip().lower()
+    if value == "auto":
+        bundled = settings.llm in (None, "llama") and not settings.model
+        return frozenset(BUNDLED_MODEL_FIELDS if bundled else MODEL_FIELDS)
+    if value == "all":
+        return frozenset(MODEL_FIELDS)
+    return frozenset(name.strip() for name in value.split(",") if name.strip())
 
 
 # Settings for the common uses, chosen at `amem init --profile` (written to the vault's
@@ -275,6 +295,12 @@ def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str
         )
     if settings.link_choice not in ("similarity", "model"):
         raise UsageError(f"unknown link_choice {settings.link_choice!r}", hint="use 'similarity' (default) or 'model'")
+    unknown = sorted(model_fields(settings) - set(MODEL_FIELDS))
+    if unknown:
+        raise UsageError(
+            f"unknown model field {unknown[0]!r} in model_fields",
+            hint=f"use 'auto' (default), 'all', or a list of: {', '.join(MODEL_FIELDS)}",
+        )
     if settings.server not in ("auto", "off"):
         raise UsageError(f"unknown server setting {settings.server!r}", hint="use 'auto' (default) or 'off'")
     return settings

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from .config import Settings
+from .config import Settings, model_fields
 from .embed.base import Embedder
 from .index.sqlite import SqliteIndex
 from .index.vectors import VectorIndex
@@ -92,7 +92,8 @@ class Container:
             notes,
             lambda: self.llm,
             PipelineSettings(
-                link_k=s.link_k, link_threshold=s.link_threshold, max_links=s.max_links, link_choice=s.link_choice, max_boxes=s.max_boxes
+                link_k=s.link_k, link_threshold=s.link_threshold, max_links=s.max_links, link_choice=s.link_choice,
+                max_boxes=s.max_boxes, model_fields=model_fields(s),
             ),
         )
         return notes

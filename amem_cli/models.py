@@ -27,6 +27,8 @@ NOTE_KEYS = (
 GENERATED = "amem_generated"
 # Metadata key listing the fields the deterministic method wrote in a model's place.
 FALLBACKS = "amem_fallbacks"
+# What a model may write for a note (the `model_fields` setting chooses).
+MODEL_FIELDS = ("keywords", "tags", "context", "boxes", "evolution")
 
 
 @dataclass

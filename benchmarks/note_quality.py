@@ -276,6 +276,7 @@ def timed(memory, work) -> tuple[float, int]:
 
 def run(args) -> dict:
     from amem_cli import AgentMemory, NoteBuilder
+    from amem_cli.config import BUNDLED_MODEL_FIELDS
     from amem_cli.llm import make_llm
     from amem_cli.pipeline import construct
 
@@ -284,8 +285,11 @@ def run(args) -> dict:
     data = json.loads(args.data.read_text(encoding="utf-8"))
     turns = sample_turns(data, args.turns)
     chain = turns_of(data[0]["conversation"])[: args.chain]
+    # amem's default for the model (a model object given to AgentMemory writes every field).
+    bundled = args.llm == "default" and not args.model
+    fields = args.fields or (",".join(BUNDLED_MODEL_FIELDS) if bundled else "all")
     with tempfile.TemporaryDirectory(prefix="amem-quality-") as tmp, \
-            AgentMemory(tmp, llm=llm, embedder=args.embedder) as memory:
+            AgentMemory(tmp, llm=llm, embedder=args.embedder, model_fields=fields) as memory:
         embedder, pipeline = memory._c.embedder, memory._c.notes.pipeline
         pipeline.build([NoteBuilder().build("warm-up: load the models before timing")], boxes={})
 
@@ -340,6 +344,7 @@ def run(args) -> dict:
         identity = memory._c.llm.identity
         threads = getattr(memory._c.llm, "threads", None)
 
+    args.fields = ",".join(sorted(memory._c.notes.pipeline.settings.model_fields))
     return figures(args, identity, threads, work, built, revisions, evolved, decisions, seconds, calls, turn_seconds, turn_calls)
 
 
@@ -376,7 +381,7 @@ def figures(args, identity, threads, work, built, revisions, evolved, decisions,
     asked = [d for d in decisions or [] if d.llm_calls]
     evo_tags = [(t, e["own"]) for e in revisions for t in e["tags"]]
     return {
-        "model": identity, "threads": threads, "chain": args.chain, "cores": os.cpu_count(), "python": platform.python_version(),
+        "model": identity, "threads": threads, "model fields": args.fields if args.llm != "none" or args.model else "", "chain": args.chain, "cores": os.cpu_count(), "python": platform.python_version(),
         "locomo": {
             "turns": len(built),
             "f1": paired([b["f1"] for b in built], [b["f1_det"] for b in built]),
@@ -445,6 +450,7 @@ def render(f: dict) -> str:
     lo, wk, ev = f["locomo"], f["work"], f["evolution"]
     lines = [
         f"Note quality: llm={f['model']}, threads {f['threads'] or '-'}; {f['cores']} cores, Python {f['python']}",
+        f"The model writes: {f['model fields'] or 'nothing'}",
         f"{'measure':<44} {'model':>9} {'determ.':>9}   model - determ. [95% interval]",
         "-" * 96,
         f"LoCoMo: {lo['turns']} turns with observations (context vs GPT-4 observations)",
@@ -496,6 +502,8 @@ def main() -> int:
     parser.add_argument("--chain", type=int, default=20, metavar="N",
                         help="then the first N turns of the first conversation, added in order for evolution (default 20)")
     parser.add_argument("--show", type=int, default=10, metavar="N", help="notes to print whole (default 10)")
+    parser.add_argument("--fields", help="amem's model_fields setting: the fields the model writes (default: amem's "
+                        "default for that model; 'all' measures every field)")
     parser.add_argument("--embedder", help="amem's embedder setting (default: amem's default)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()

@@ -310,6 +310,11 @@ _LIST_CHARS = re.compile(r"[,;|]|\s&\s")
 _POSSESSIVE = re.compile(r"\w['’]s\b|(?:^|-)s(?:-|$)", re.IGNORECASE)
 _DIGIT_RUN = re.compile(r"\d{3,}")
 _VOWEL = re.compile(r"[aeiou]", re.IGNORECASE)
+# A day or a month is when something happens, not what it is about.
+_CALENDAR = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july "
+    "august september october november december".split()
+)
 
 
 def junk_label(label: str) -> str | None:
@@ -326,6 +331,8 @@ def junk_label(label: str) -> str | None:
     parts = re.findall(r"[^\W\d_]+", text)
     if any(len(p) >= 7 and not _VOWEL.search(p) for p in re.findall(r"[A-Za-z]+", text)):  # Latin script only
         return "looks like a hash"
+    if all(p.casefold() in _CALENDAR for p in parts):
+        return "is a date"
     if all(p.casefold() in ROLES for p in parts):
         return "is a speaker's role"
     if _POSSESSIVE.search(text):

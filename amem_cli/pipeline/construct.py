@@ -8,7 +8,7 @@ falls back to deterministic extraction, and the fallen-back fields are recorded.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from amem_cli.embed.base import Embedder
 from amem_cli.llm import prompts
@@ -43,7 +43,7 @@ class Construction(StepStats):
     context: str
     # Fields that came from the deterministic fallback instead of the model.
     fallbacks: list[str] = field(default_factory=list)
-    # Where each field came from: "user", "llm" or "fallback".
+    # Where each field came from: "user", "llm", "fallback" (in the model's place) or "method" (the model not asked).
     sources: dict[str, str] = field(default_factory=dict)
 
 
@@ -57,9 +57,11 @@ def construct(
     embedder: Embedder | None = None,
     max_keywords: int = MAX_KEYWORDS,
     max_tags: int = MAX_TAGS,
+    model_fields: Collection[str] = FIELDS,
 ) -> Construction:
-    """Keywords (most important first), tags and context for `content`. Never raises on
-    bad model output; `LLMError` (backend unusable) propagates."""
+    """Keywords (most important first), tags and context for `content`. The model is asked
+    only for the missing fields in `model_fields`; the others are the deterministic
+    method's. Never raises on bad model output; `LLMError` (backend unusable) propagates."""
     content = content or ""
     given_keywords = _given_list(keywords)
     given_tags = _given_list(tags)
@@ -77,13 +79,14 @@ def construct(
     if not missing:
         return result
 
+    asked = [name for name in missing if name in model_fields]
     data: dict[str, Any] = {}
-    if content.strip():
+    if content.strip() and asked:
         parsed = ask(
             llm,
-            prompts.construct_messages(content, missing, keywords=given_keywords, tags=given_tags),
-            prompts.construct_schema(missing),
-            max_tokens=sum(_TOKENS[m] for m in missing) + 10,
+            prompts.construct_messages(content, asked, keywords=given_keywords, tags=given_tags),
+            prompts.construct_schema(asked),
+            max_tokens=sum(_TOKENS[m] for m in asked) + 10,
             stats=result,
         )
         if parsed is not None and parsed.data is not None:
@@ -99,8 +102,7 @@ def construct(
             result.keywords, result.sources["keywords"] = kws, "llm"
         else:
             result.keywords = extract_keywords(said, embedder, top_n=max_keywords)
-            result.sources["keywords"] = "fallback"
-            result.fallbacks.append("keywords")
+            _deterministic(result, "keywords", asked)
 
     if "tags" in missing:
         tg = clean_list(data.get("tags"), max_items=max_tags * 2, max_chars=prompts.TAG_MAX_CHARS, max_words=2)
@@ -110,8 +112,7 @@ def construct(
             result.tags, result.sources["tags"] = tg, "llm"
         else:
             result.tags = tags_from_keywords(result.keywords or extract_keywords(said, embedder), max_tags)
-            result.sources["tags"] = "fallback"
-            result.fallbacks.append("tags")
+            _deterministic(result, "tags", asked)
 
     if "context" in missing:
         ctx = clean_sentence(data.get("context"), max_chars=prompts.CONTEXT_MAX_CHARS)
@@ -122,9 +123,16 @@ def construct(
             if ctx:
                 result.problems.append(f"context {ctx!r} rejected: {problem}")
             result.context = summary_sentence(content)
-            result.sources["context"] = "fallback"
-            result.fallbacks.append("context")
+            _deterministic(result, "context", asked)
     return result
+
+
+def _deterministic(result: Construction, name: str, asked: Sequence[str]) -> None:
+    """`name` is the deterministic method's: in the model's place (a fallback, recorded)
+    when the model was asked for it, else as the method for that field."""
+    result.sources[name] = "fallback" if name in asked else "method"
+    if name in asked:
+        result.fallbacks.append(name)
 
 
 def unaided(note: Note, embedder: Embedder | None) -> Note:

@@ -13,7 +13,7 @@ from datetime import timedelta
 from ..errors import AmemError, ConflictError
 from ..llm.base import LLM, LLMError
 from ..llm.fake import NoLLM
-from ..models import Note
+from ..models import MODEL_FIELDS, Note
 from ..pipeline import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
 from ..pipeline.construct import BatchedEmbedder, cosine
 from ..timeutil import now
@@ -44,6 +44,8 @@ class PipelineSettings:
     # on both dev conversations) and the vault was built 9-21 % faster.
     link_choice: str = "similarity"
     max_boxes: int = 2
+    # The fields the model writes (config.MODEL_FIELDS); the others are the deterministic method's.
+    model_fields: frozenset[str] = frozenset(MODEL_FIELDS)
 
 
 @dataclass
@@ -97,17 +99,18 @@ class Pipeline:
         recent: dict[str, deque[str]] = {}  # box -> keywords and tags of this batch's notes in it
         for note in notes:
             c = construct(note.content, keywords=note.keywords, tags=note.tags, context=note.context,
-                          llm=self.llm, embedder=embedder)
+                          llm=self.llm, embedder=embedder, model_fields=self.settings.model_fields)
             note.keywords, note.tags, note.context = c.keywords, c.tags, c.context
             self.stats.count(c)
             fallbacks = list(c.fallbacks)
             if not note.boxes:
-                related = None if isinstance(self.llm, NoLLM) else self._related_boxes(note, recent)
-                b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=self.llm,
+                llm = self.llm if "boxes" in self.settings.model_fields else None
+                related = None if llm is None or isinstance(llm, NoLLM) else self._related_boxes(note, recent)
+                b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=llm,
                                    max_boxes=self.settings.max_boxes, related=related)
                 note.boxes = b.boxes
                 self.stats.count(b)
-                if b.fallback:
+                if b.fallback and llm is not None:
                     fallbacks.append("boxes")
             for box in note.boxes:
                 boxes[box] = boxes.get(box, 0) + 1
@@ -329,8 +332,8 @@ class Pipeline:
         return True
 
     def _may_evolve(self, note_id: str) -> bool:
-        """A model is there, and the note is neither pinned nor a person's own version."""
-        if isinstance(self.llm, NoLLM):
+        """A model that evolves notes is there, and the note is neither pinned nor a person's own version."""
+        if "evolution" not in self.settings.model_fields or isinstance(self.llm, NoLLM):
             return False
         note = self.index.get(note_id)
         return note is not None and note.extra.get("pinned") is not True and not self._hand_edited(note_id, note)

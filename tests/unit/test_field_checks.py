@@ -83,9 +83,9 @@ JUNK = [
     "2019-03-24t", "1234567890", "2023", "gitignore.txt", "lady_in_white.com", "homepage.php?id=123456",
     "bin/putobject", "celery_2018/dunning_em", "pyc-1234567890zxtjykmgv", "sql.1234567890", "user",
     "assistant", "System", "human", "ai", "marco-s-daughter", "Marco's daughter", "baby, lamb",
-    "https://example.org", "bzxtjkmgvw",
+    "https://example.org", "bzxtjkmgvw", "friday", "Thursday", "march", "monday-tuesday",
 ]
-TOPICS = ["database", "postgres", "connection pool", "s3", "ec2", "k8s", "utf-8", "python3", "kindergarten", "ad-hoc-joins", "system design",
+TOPICS = ["database", "postgres", "connection pool", "s3", "ec2", "k8s", "utf-8", "python3", "kindergarten", "ad-hoc-joins", "system design", "friday deploys", "march madness",
           # other scripts have no a/e/i/o/u: no hash for that
           "我喜欢在北京吃烤鸭", "烤鸭", "заметки", "Ιδέες", "straße"]
 

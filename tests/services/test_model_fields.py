@@ -1,0 +1,89 @@
+"""The `model_fields` setting: the model is asked only for the fields it is to write; the
+others are the deterministic method's (not recorded as fallbacks, not generated), boxes are
+chosen without the model, and no note evolves. "auto" leaves the bundled model the fields
+it wrote at least as well as the deterministic method (README, benchmarks/note_quality.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from amem_cli import AgentMemory
+from amem_cli.config import BUNDLED_MODEL_FIELDS, load_settings, model_fields
+from amem_cli.errors import UsageError
+from amem_cli.llm import ScriptedLLM
+from amem_cli.models import MODEL_FIELDS
+from amem_cli.pipeline import summary_sentence
+
+NOTE = "The reporting job only works with the Postgres driver version 4.2, not 5.0."
+RELATED = "The reporting job reads the Postgres replica every night at two."
+
+
+def eager_model(asked: list[set[str]]):
+    """A model that answers every question with fields that pass the checks, and records
+    which fields it was asked for."""
+
+    def reply(messages, schema):
+        names = set(schema.get("properties", {}))
+        if "Older note:" in messages[-1]["content"]:
+            asked.append({"evolution"})
+            return {"context": "The nightly reporting job reads the Postgres replica.", "tags": ["reporting", "replica"]}
+        asked.append(names)
+        if names <= {"keywords", "tags", "context"}:
+            data = {"keywords": ["reporting job", "Postgres driver"], "tags": ["reporting", "postgres"],
+                    "context": "The reporting job needs the Postgres driver version 4.2, not 5.0."}
+            return {k: v for k, v in data.items() if k in names}
+        if names == {"boxes"}:
+            return {"boxes": ["reporting"]}
+        return None
+
+    return reply
+
+
+def test_the_model_writes_only_the_fields_it_is_given(vault):
+    asked: list[set[str]] = []
+    with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=eager_model(asked)),
+                     model_fields="keywords,tags", link_threshold=-1.0) as mem:
+        first = mem.add(RELATED)
+        note = mem.add(NOTE)
+        first, revisions = mem.get(first.id), mem._c.notes.history(first.id)
+    assert asked and all(names == {"keywords", "tags"} for names in asked), asked
+    assert note.keywords == ["reporting job", "Postgres driver"] and note.tags == ["reporting", "postgres"]
+    assert note.context == summary_sentence(NOTE)
+    assert note.metadata["amem_generated"] == ["keywords", "tags"]
+    assert "amem_fallbacks" not in note.metadata  # the method for those fields, not a stand-in
+    assert first.id in note.links and revisions == []  # linked, never evolved
+
+
+def test_all_fields_ask_the_model_for_each(vault):
+    asked: list[set[str]] = []
+    with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=eager_model(asked)),
+                     model_fields="all", link_threshold=-1.0) as mem:
+        first = mem.add(RELATED)
+        note = mem.add(NOTE)
+        revisions = mem._c.notes.history(first.id)
+    assert {"keywords", "tags", "context"} in asked and {"boxes"} in asked and {"evolution"} in asked
+    assert note.context == "The reporting job needs the Postgres driver version 4.2, not 5.0."
+    assert set(note.metadata["amem_generated"]) == {"keywords", "tags", "context"}
+    assert revisions and revisions[0]["cause"] == note.id
+
+
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        ({}, set(BUNDLED_MODEL_FIELDS)),  # the bundled model
+        ({"llm": "llama"}, set(BUNDLED_MODEL_FIELDS)),
+        ({"model": "/models/qwen2.5-1.5b-instruct-q4_k_m.gguf"}, set(MODEL_FIELDS)),  # a model a user chose
+        ({"llm": "openai", "llm_url": "http://localhost:8080/v1"}, set(MODEL_FIELDS)),
+        ({"model_fields": "all"}, set(MODEL_FIELDS)),
+        ({"model_fields": "context, boxes"}, {"context", "boxes"}),
+    ],
+)
+def test_auto_is_the_measured_set_for_the_bundled_model_only(vault, monkeypatch, flags, expected):
+    monkeypatch.delenv("AMEM_LLM")  # the tests' "none"
+    assert model_fields(load_settings(dir=str(vault), **flags)) == expected
+
+
+def test_an_unknown_field_is_one_line_saying_what_to_use(vault):
+    with pytest.raises(UsageError, match="unknown model field 'summary'") as e:
+        load_settings(dir=str(vault), model_fields="keywords,summary")
+    assert "keywords, tags, context, boxes, evolution" in e.value.hint
