@@ -71,7 +71,8 @@ def stem(word: str) -> str:
     return w
 
 
-def _prefix_len(a: str, b: str) -> int:
+def prefix_len(a: str, b: str) -> int:
+    """How many letters `a` and `b` share from the start."""
     n = 0
     for x, y in zip(a, b):
         if x != y:
@@ -91,7 +92,7 @@ def word_matches(word: str, candidates: set[str]) -> bool:
         if stem(c) == s:
             return True
         # Only for words: "deploy0" is not "deploy".
-        shared = _prefix_len(w, c) if w.isalpha() and c.isalpha() else 0
+        shared = prefix_len(w, c) if w.isalpha() and c.isalpha() else 0
         if shared >= max(4, min(len(w), len(c)) - 2):
             return True
     return False

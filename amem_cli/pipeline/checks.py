@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from amem_cli.pipeline._text import content_words, is_stopword, stem, tokens, word_matches, words
+from amem_cli.pipeline._text import content_words, is_stopword, prefix_len, stem, tokens, word_matches, words
 
 # A sentence must restate at least this many content words of its note.
 MIN_CONTENT_WORDS = 3
@@ -149,16 +149,7 @@ def _found(word: str, pool: set[str]) -> bool:
     if w in pool:
         return True
     s = stem(w)
-    return any(stem(c) == s or (w.isalpha() and c.isalpha() and _shared(w, c) >= 6) for c in pool)
-
-
-def _shared(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
+    return any(stem(c) == s or (w.isalpha() and c.isalpha() and prefix_len(w, c) >= 6) for c in pool)
 
 
 def _speaking_of_themselves(text: str) -> set[str]:
