@@ -43,7 +43,8 @@ class Construction(StepStats):
     context: str
     # Fields that came from the deterministic fallback instead of the model.
     fallbacks: list[str] = field(default_factory=list)
-    # Where each field came from: "user", "llm", "fallback" (in the model's place) or "method" (the model not asked).
+    # Where each field came from: "user", "llm" or "fallback" (the model's output unusable, or
+    # the model not asked for it: recorded alike, so a person's edit derives it again).
     sources: dict[str, str] = field(default_factory=dict)
 
 
@@ -61,7 +62,7 @@ def construct(
 ) -> Construction:
     """Keywords (most important first), tags and context for `content`. The model is asked
     only for the missing fields in `model_fields`; the others are the deterministic
-    method's. Never raises on bad model output; `LLMError` (backend unusable) propagates."""
+    method's, recorded as fallbacks. Never raises on bad model output; `LLMError` (backend unusable) propagates."""
     content = content or ""
     given_keywords = _given_list(keywords)
     given_tags = _given_list(tags)
@@ -102,7 +103,8 @@ def construct(
             result.keywords, result.sources["keywords"] = kws, "llm"
         else:
             result.keywords = extract_keywords(said, embedder, top_n=max_keywords)
-            _deterministic(result, "keywords", asked)
+            result.sources["keywords"] = "fallback"
+            result.fallbacks.append("keywords")
 
     if "tags" in missing:
         tg = clean_list(data.get("tags"), max_items=max_tags * 2, max_chars=prompts.TAG_MAX_CHARS, max_words=2)
@@ -112,7 +114,8 @@ def construct(
             result.tags, result.sources["tags"] = tg, "llm"
         else:
             result.tags = tags_from_keywords(result.keywords or extract_keywords(said, embedder), max_tags)
-            _deterministic(result, "tags", asked)
+            result.sources["tags"] = "fallback"
+            result.fallbacks.append("tags")
 
     if "context" in missing:
         ctx = clean_sentence(data.get("context"), max_chars=prompts.CONTEXT_MAX_CHARS)
@@ -123,16 +126,9 @@ def construct(
             if ctx:
                 result.problems.append(f"context {ctx!r} rejected: {problem}")
             result.context = summary_sentence(content)
-            _deterministic(result, "context", asked)
+            result.sources["context"] = "fallback"
+            result.fallbacks.append("context")
     return result
-
-
-def _deterministic(result: Construction, name: str, asked: Sequence[str]) -> None:
-    """`name` is the deterministic method's: in the model's place (a fallback, recorded)
-    when the model was asked for it, else as the method for that field."""
-    result.sources[name] = "fallback" if name in asked else "method"
-    if name in asked:
-        result.fallbacks.append(name)
 
 
 def unaided(note: Note, embedder: Embedder | None) -> Note:

@@ -110,7 +110,7 @@ class Pipeline:
                                    max_boxes=self.settings.max_boxes, related=related)
                 note.boxes = b.boxes
                 self.stats.count(b)
-                if b.fallback and llm is not None:
+                if b.fallback:
                     fallbacks.append("boxes")
             for box in note.boxes:
                 boxes[box] = boxes.get(box, 0) + 1

@@ -1,5 +1,5 @@
 """The `model_fields` setting: the model is asked only for the fields it is to write; the
-others are the deterministic method's (not recorded as fallbacks, not generated), boxes are
+others are the deterministic method's (recorded as fallbacks, not generated), boxes are
 chosen without the model, and no note evolves. "auto" leaves the bundled model the fields
 it wrote at least as well as the deterministic method (README, benchmarks/note_quality.py)."""
 
@@ -50,7 +50,8 @@ def test_the_model_writes_only_the_fields_it_is_given(vault):
     assert note.keywords == ["reporting job", "Postgres driver"] and note.tags == ["reporting", "postgres"]
     assert note.context == summary_sentence(NOTE)
     assert note.metadata["amem_generated"] == ["keywords", "tags"]
-    assert "amem_fallbacks" not in note.metadata  # the method for those fields, not a stand-in
+    # in the model's place, and recorded so: a person's edit of the text derives them again
+    assert set(note.metadata["amem_fallbacks"]) == {"context", "boxes"} and "context" in note.derived
     assert first.id in note.links and revisions == []  # linked, never evolved
 
 
