@@ -11,12 +11,14 @@ import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from filelock import FileLock, Timeout
 
-from .errors import ConflictError, UsageError, VaultError
-from .ids import check_id
+from .errors import ConflictError, NoteFormatError, UsageError, VaultError
+from .ids import check_id, id_from_stem
+from .markdown import read_note
+from .models import Note
 from .places import private_dir
 from .utf8 import mend
 
@@ -40,6 +42,26 @@ Version = tuple[int, str | None]
 
 def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def parse_note_file(path: str, data: bytes, *, own_id: bool = True) -> tuple[Note | None, str | None, bool]:
+    """The note in a file's bytes (or the problem, in one line), and whether the file
+    names its id (else the id is the one its name gives). `own_id=False`: a file from
+    elsewhere (an import) whose `id` amem does not use."""
+    if len(data) > MAX_NOTE_BYTES:
+        return None, f"{path}: larger than a note may be ({MAX_NOTE_BYTES // 2**20} MiB); split it; it was skipped", False
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, f"{path}:{line}: not UTF-8 text; the file was skipped", False
+    if "\x00" in text:
+        return None, f"{path}: a binary file, not a Markdown note; it was skipped", False
+    try:
+        note, named = read_note(text, path=path, fallback_id=id_from_stem(PurePosixPath(path).stem), own_id=own_id)
+    except NoteFormatError as exc:
+        return None, exc.message, False
+    return note, None, named
 
 
 class Vault:

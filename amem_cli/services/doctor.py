@@ -23,7 +23,7 @@ from ..ids import settle_ids
 from ..index.vectors import note_of
 from ..links import NameTable
 from ..models import Note
-from ..store import content_hash
+from ..store import content_hash, parse_note_file
 from .indexer import Indexer
 from .jobs import QUEUED, JobQueue
 
@@ -153,7 +153,7 @@ class Doctor:
                 disk.bad[path] = f"{path}: cannot read it: {exc.strerror}"
                 continue
             disk.hashes[path] = content_hash(data)
-            note, error, named = Indexer._read(path, data)
+            note, error, named = parse_note_file(path, data)
             if note is None:
                 disk.bad[path] = error or f"{path}: not a note"
             else:

@@ -24,9 +24,8 @@ from typing import Any, BinaryIO
 
 from ..errors import AmemError, NotFoundError, UsageError
 from ..models import Note
-from ..store import Vault, content_hash
+from ..store import Vault, content_hash, parse_note_file
 from ..utf8 import mend
-from .indexer import Indexer
 from .notes import NOTE_FIELDS, NoteService, redact_note
 
 BATCH = 256
@@ -283,7 +282,7 @@ def _markdown_files(folder: Path, names: list[str]) -> Iterator[_Entry]:
             yield at, source, f"{at}: cannot read it: {exc.strerror}"
             continue
         # As the vault reads a note file ("path:line: ..." on error); the note gets a new id.
-        parsed, error = Indexer._parse(at, data, own_id=False)
+        parsed, error, _ = parse_note_file(at, data, own_id=False)
         if parsed is None:
             yield at, source, error
             continue

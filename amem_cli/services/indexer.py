@@ -9,17 +9,15 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from ..embed.base import Embedder
-from ..errors import IndexMismatchError, NoteFormatError
-from ..ids import collision_id, collision_prefix, id_from_stem, settle_ids
+from ..errors import IndexMismatchError
+from ..ids import collision_id, collision_prefix, settle_ids
 from ..index.sqlite import SqliteIndex
 from ..index.vectors import VectorIndex, note_of, vector_ids
-from ..markdown import read_note
 from ..models import Note, Status, SyncReport
 from ..pipeline.construct import BatchedEmbedder, unaided
-from ..store import MAX_NOTE_BYTES, FileStat, Vault, content_hash
+from ..store import MAX_NOTE_BYTES, FileStat, Vault, content_hash, parse_note_file
 from ..sync import plan_changes
 from ..utf8 import mend
 
@@ -148,7 +146,7 @@ class Indexer:
         if row is not None and row.hash == digest and not force:
             self.index.set_file(path, stat, digest, row.note_id, row.error)
             return
-        note, error, named = self._read(path, data)
+        note, error, named = parse_note_file(path, data)
         if note is not None:
             wanted = note.id
             note.id, error = self._place(path, wanted, named, ids)
@@ -209,7 +207,7 @@ class Indexer:
         out = {}
         for path in paths - {None, but}:
             try:
-                note, _, named = self._read(path, self.vault.read_bytes(path, limit=MAX_NOTE_BYTES))
+                note, _, named = parse_note_file(path, self.vault.read_bytes(path, limit=MAX_NOTE_BYTES))
             except OSError:
                 continue  # gone: the sync that sees it gone gives its id back
             if note is not None and note.id == wanted:  # (a loser amem has rewritten names its own id now)
@@ -239,30 +237,6 @@ class Indexer:
         for path, wanted in sorted(ids.gave_way.items()):  # once all have settled: the holder named is the last
             report.errors.append(f"{path}: {self.index.path_of(wanted)} has the id {wanted} this note's name gives; "
                                  f"this note is {self._id_of(path)} (give one of them an `id:` of its own)")
-
-    @staticmethod
-    def _parse(path: str, data: bytes, *, own_id: bool = True) -> tuple[Note | None, str | None]:
-        note, error, _ = Indexer._read(path, data, own_id=own_id)
-        return note, error
-
-    @staticmethod
-    def _read(path: str, data: bytes, *, own_id: bool = True) -> tuple[Note | None, str | None, bool]:
-        """The note in a file's bytes (or the problem, in one line), and whether the file
-        names its id (else the id is the one its name gives)."""
-        if len(data) > MAX_NOTE_BYTES:
-            return None, f"{path}: larger than a note may be ({MAX_NOTE_BYTES // 2**20} MiB); split it; it was skipped", False
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            return None, f"{path}:{line}: not UTF-8 text; the file was skipped", False
-        if "\x00" in text:
-            return None, f"{path}: a binary file, not a Markdown note; it was skipped", False
-        try:
-            note, named = read_note(text, path=path, fallback_id=id_from_stem(PurePosixPath(path).stem), own_id=own_id)
-        except NoteFormatError as exc:
-            return None, exc.message, False
-        return note, None, named
 
     def record_written(self, note: Note, path: str, stat: FileStat, text: str) -> str:
         """Index a note amem has just written (caller holds the lock). Returns the hash of its bytes."""
