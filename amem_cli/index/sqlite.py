@@ -24,6 +24,21 @@ from .migrations import migrations
 
 
 @dataclass(frozen=True)
+class NoteFilter:
+    """Which notes a search or listing may return: those with every tag and box given,
+    created within `since`..`until` (either end open)."""
+
+    tags: tuple[str, ...] = ()
+    boxes: tuple[str, ...] = ()
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def __bool__(self) -> bool:
+        """Whether it narrows anything (the empty filter lets every note through)."""
+        return bool(self.tags or self.boxes or self.since is not None or self.until is not None)
+
+
+@dataclass(frozen=True)
 class FileRow:
     path: str
     mtime_ns: int
@@ -77,7 +92,7 @@ class SqliteIndex:
         """Merge each full-text index into one segment. FTS5 keeps a deleted row's words in
         its old segments (behind a delete marker) until they merge; SQLite >= 3.42 has a
         'secure-delete' option for this, the SQLite Python ships here (3.40) does not."""
-        for table in ("notes_fts", "notes_trigram"):
+        for table in FTS_TABLES:
             self.db.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
 
     def _truncate_wal(self) -> None:
@@ -302,9 +317,22 @@ class SqliteIndex:
                 out.setdefault(dst, []).append(src)
         return out
 
-    def linking(self, note_id: str) -> set[str]:
-        """The notes whose links (written in frontmatter or text) or sequence pointers name this one."""
-        return {r[0] for r in self.db.execute("SELECT DISTINCT src FROM links WHERE dst = ? AND src != ?", [note_id, note_id])}
+    def referrers(self, note_id: str) -> set[str]:
+        """The other notes that name this one: by a link (in frontmatter or text) or a
+        sequence pointer, however written, and by its id in their backlinks, which the
+        links table does not hold (the pipeline writes a backlink as the id; ASCII case
+        aside, as a person may write it)."""
+        # LIKE first: a plain scan of the text, 3x cheaper than parsing every note's JSON.
+        sql = ("SELECT src FROM links WHERE dst = ?1 AND src != ?1 UNION "
+               "SELECT notes.id FROM notes, json_each(notes.backlinks) WHERE notes.backlinks LIKE '%' || ?1 || '%' "
+               "AND json_each.value = ?1 COLLATE NOCASE AND notes.id != ?1")
+        return {r[0] for r in self.db.execute(sql, [note_id])}
+
+    def links(self) -> list[tuple[str, str, str]]:
+        """(source, target, kind) of every link and sequence pointer that names a note,
+        each once, in order. Kind: `link` (frontmatter), `text`, `previous` or `next`."""
+        sql = "SELECT DISTINCT src, dst, kind FROM links WHERE dst IS NOT NULL ORDER BY src, dst, kind"
+        return [tuple(r) for r in self.db.execute(sql)]
 
     def existing(self, ids: Iterable[str]) -> set[str]:
         ids = list(ids)
@@ -327,6 +355,15 @@ class SqliteIndex:
     def ids(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM notes ORDER BY id")]
 
+    def ids_matching(self, filters: NoteFilter) -> set[str]:
+        """The ids of the notes the filter lets through."""
+        where, params = _where(filters)
+        return {r[0] for r in self.db.execute(f"SELECT id FROM notes {where}", params)}
+
+    def note_paths(self) -> dict[str, str]:
+        """{note id: its file's path} of every indexed note."""
+        return dict(self.db.execute("SELECT id, path FROM notes").fetchall())
+
     def count(self) -> int:
         return self.db.execute("SELECT count(*) FROM notes").fetchone()[0]
 
@@ -340,37 +377,11 @@ class SqliteIndex:
         limit: int | None = None,
         newest_first: bool = True,
     ) -> list[Note]:
-        where, params = self.filter_sql(tags=tags, boxes=boxes, since=since, until=until)
+        where, params = _where(NoteFilter(tuple(tags or ()), tuple(boxes or ()), since, until))
         sql = f"SELECT {NOTE_COLS} FROM notes {where} ORDER BY created_utc {'DESC' if newest_first else 'ASC'}, id"
         if limit:
             sql += f" LIMIT {int(limit)}"
         return self._resolved([note_from_row(r) for r in self.db.execute(sql, params)])
-
-    def filter_sql(
-        self,
-        *,
-        tags: list[str] | None = None,
-        boxes: list[str] | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        alias: str = "notes",
-    ) -> tuple[str, list]:
-        """A WHERE clause (or '') over `notes` for the common filters; tags and boxes all must match."""
-        clauses: list[str] = []
-        params: list = []
-        for tag in tags or []:
-            clauses.append(f"{alias}.id IN (SELECT note_id FROM note_tags WHERE tag = ?)")
-            params.append(tag.lstrip("#"))
-        for box in boxes or []:
-            clauses.append(f"{alias}.id IN (SELECT note_id FROM note_boxes WHERE box = ?)")
-            params.append(box)
-        if since is not None:
-            clauses.append(f"{alias}.created_utc >= ?")
-            params.append(utc_key(to_datetime(since)))
-        if until is not None:
-            clauses.append(f"{alias}.created_utc <= ?")
-            params.append(utc_key(to_datetime(until)))
-        return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
 
     # -- counts -----------------------------------------------------------
     def link_count(self) -> int:
@@ -404,23 +415,28 @@ class SqliteIndex:
     def pending_vector_deletes(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM vector_deletes")]
 
-    def clear_vector_deletes(self, ids: list[str]) -> None:
-        self.db.conn.executemany("DELETE FROM vector_deletes WHERE id = ?", [(i,) for i in ids])
+    def clear_vector_deletes(self, ids: list[str] | None = None) -> None:
+        """These deletes are done (None: all of them, the store having been emptied)."""
+        if ids is None:
+            self.db.execute("DELETE FROM vector_deletes")
+        else:
+            self.db.conn.executemany("DELETE FROM vector_deletes WHERE id = ?", [(i,) for i in ids])
 
     # -- full text --------------------------------------------------------
-    def fts_search(self, words: list[str], limit: int, where: str = "", params: list | None = None) -> list[tuple[str, float]]:
+    def fts_search(self, words: list[str], limit: int, filters: NoteFilter = NoteFilter()) -> list[tuple[str, float]]:
         """BM25 over a note's content, keywords, tags, context, its neighbours' text and its
         date, the note's own text weighing most. Every word is quoted, so no user text can
         change the query's meaning; notes matching more and rarer words rank higher."""
         match = " OR ".join(_phrase(w) for w in words if w)
         if not match:
             return []
+        where, params = _where(filters)
         extra = f"AND notes_fts.id IN (SELECT notes.id FROM notes {where})" if where else ""
         sql = (
             f"SELECT id, bm25(notes_fts, 0, {FTS_WEIGHTS}) AS score FROM notes_fts "
             f"WHERE notes_fts MATCH ? {extra} ORDER BY score LIMIT ?"
         )
-        rows = self.db.execute(sql, [match, *(params or []), limit]).fetchall()
+        rows = self.db.execute(sql, [match, *params, limit]).fetchall()
         return [(r[0], -float(r[1])) for r in rows]
 
     def uncommon(self, words: list[str], most: int) -> list[str]:
@@ -433,19 +449,20 @@ class SqliteIndex:
                 kept.append(word)
         return kept
 
-    def substring_search(self, words: list[str], limit: int, where: str = "", params: list | None = None) -> list[tuple[str, float]]:
+    def substring_search(self, words: list[str], limit: int, filters: NoteFilter = NoteFilter()) -> list[tuple[str, float]]:
         """Notes holding each text as a substring, case aside: trigram matches for texts of
         3+ characters, a plain scan for shorter ones. Ranked by how many texts a note holds."""
+        where, params = _where(filters)
         extra = f"AND id IN (SELECT notes.id FROM notes {where})" if where else ""
         hits: dict[str, float] = {}
         for word in words:
             if len(word) >= 3:
                 sql = f"SELECT id FROM notes_trigram WHERE notes_trigram MATCH ? {extra} LIMIT ?"
-                args = [_phrase(word), *(params or []), limit * 4]
+                args = [_phrase(word), *params, limit * 4]
             else:
                 # lower() folds ASCII only: the text as typed is looked for too.
                 sql = f"SELECT id FROM notes WHERE (instr(content, ?1) OR instr(lower(content), lower(?1))) {extra} LIMIT ?"
-                args = [word, *(params or []), limit * 4]
+                args = [word, *params, limit * 4]
             for (note_id,) in self.db.execute(sql, args):
                 hits[note_id] = hits.get(note_id, 0.0) + 1.0
         return sorted(hits.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
@@ -491,6 +508,39 @@ class SqliteIndex:
         sql = f"SELECT id FROM notes WHERE id IN ({marks}) AND lower(speaker) IN ({names_marks})"
         return {r[0] for r in self.db.execute(sql, ids + [n.lower() for n in names])}
 
+    # -- the index's own checks (for `amem doctor`) --------------------------
+    def integrity_errors(self) -> list[str]:
+        """What SQLite's own check finds wrong with the database file (nothing, normally)."""
+        rows = [r[0] for r in self.db.execute("PRAGMA integrity_check")]
+        return [] if rows == ["ok"] else rows
+
+    def fts_errors(self) -> dict[str, str]:
+        """{full-text table: what its own check says} for each whose index does not match its rows."""
+        out = {}
+        for table in FTS_TABLES:
+            try:
+                self.db.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
+            except sqlite3.DatabaseError as exc:
+                out[table] = str(exc)
+        return out
+
+    def fts_mismatches(self) -> list[tuple[str, list[str], int]]:
+        """(full-text table, the notes without their own row in it, how many of its rows
+        belong to no note) for each table: every note has exactly one row in each, under
+        its key."""
+        out = []
+        for table in FTS_TABLES:
+            missing = self.db.execute(
+                f"SELECT n.id FROM notes n LEFT JOIN fts_keys k ON k.id = n.id "
+                f"LEFT JOIN {table} f ON f.rowid = k.key WHERE f.rowid IS NULL OR f.id != n.id"
+            ).fetchall()
+            extra = self.db.execute(
+                f"SELECT count(*) FROM {table} f LEFT JOIN fts_keys k ON k.key = f.rowid "
+                f"LEFT JOIN notes n ON n.id = k.id WHERE n.id IS NULL"
+            ).fetchone()[0]
+            out.append((table, [r[0] for r in missing], extra))
+        return out
+
     # -- the queue of deferred pipeline work --------------------------------
     def enqueue(self, note_ids: list[str], when: str) -> None:
         self.db.conn.executemany("INSERT OR IGNORE INTO jobs(note_id, queued) VALUES (?, ?)", [(i, when) for i in note_ids])
@@ -520,6 +570,10 @@ class SqliteIndex:
 
     def done(self, note_id: str) -> None:
         self.db.execute("DELETE FROM jobs WHERE note_id = ?", [note_id])
+
+    def duplicate_jobs(self) -> list[tuple[str, int]]:
+        """(note id, how many times) of each note queued more than once (never, normally)."""
+        return [tuple(r) for r in self.db.execute("SELECT note_id, count(*) FROM jobs GROUP BY note_id HAVING count(*) > 1")]
 
     # -- revisions (evolution's changes, for history and undo) -------------
     def add_revision(self, rev: dict) -> int:
@@ -552,6 +606,8 @@ class SqliteIndex:
                 self.db.execute(f"DELETE FROM {table}")
             self._deleted = True
 
+
+FTS_TABLES = ("notes_fts", "notes_trigram")  # the full-text tables: words, and trigrams for substrings
 
 # bm25 column weights: content, keywords, tags, context, neighbours, dates.
 FTS_WEIGHTS = "1.0, 0.8, 0.5, 0.6, 0.5, 0.5"
@@ -595,6 +651,25 @@ def note_from_row(row) -> Note:
         previous=row[12],
         next=row[13],
     )
+
+
+def _where(filters: NoteFilter) -> tuple[str, list]:
+    """A WHERE clause (or '') over `notes` for the filter, and its parameters."""
+    clauses: list[str] = []
+    params: list = []
+    for tag in filters.tags:
+        clauses.append("notes.id IN (SELECT note_id FROM note_tags WHERE tag = ?)")
+        params.append(tag.lstrip("#"))
+    for box in filters.boxes:
+        clauses.append("notes.id IN (SELECT note_id FROM note_boxes WHERE box = ?)")
+        params.append(box)
+    if filters.since is not None:
+        clauses.append("notes.created_utc >= ?")
+        params.append(utc_key(to_datetime(filters.since)))
+    if filters.until is not None:
+        clauses.append("notes.created_utc <= ?")
+        params.append(utc_key(to_datetime(filters.until)))
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
 
 
 def _phrase(text: str) -> str:

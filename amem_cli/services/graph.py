@@ -86,7 +86,7 @@ def _edges(index, ids: set[str]) -> list[GraphEdge]:
     outside `ids` are left out."""
     seen: set = set()
     edges = []
-    for src, dst, kind in index.db.execute("SELECT src, dst, kind FROM links ORDER BY src, dst, kind"):
+    for src, dst, kind in index.links():
         if src == dst or src not in ids or dst not in ids:
             continue
         if kind in ("previous", "next"):

@@ -391,7 +391,7 @@ class Indexer:
             self._wrote_vectors()
             with self.index.transaction():
                 self.index.set_meta("embedder", self._embedder().identity)
-                self.index.db.execute("DELETE FROM vector_deletes")
+                self.index.clear_vector_deletes()
                 self.index.clear_embedded()
         self.flush_vectors(progress=progress)
         return report

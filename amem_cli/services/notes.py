@@ -375,10 +375,7 @@ class NoteService:
         with self.vault.lock():
             note = self.get(note_id, sync=False)
             path = self._path(note_id)
-            referrers = self.index.linking(note_id) | {
-                r[0] for r in self.index.db.execute(
-                    "SELECT id FROM notes WHERE id != ? AND backlinks LIKE ?", [note_id, f'%"{note_id}"%'])
-            }
+            referrers = self.index.referrers(note_id)
 
             def unlink(n: Note) -> Note:
                 """Without the links (however written) and pointers that name the note."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import UsageError
+from ..index.sqlite import NoteFilter
 from ..models import SearchHit
 from ..retrieve.fusion import FUSIONS
 from ..retrieve.graph import neighbourhood, personalised_pagerank
@@ -89,20 +90,20 @@ class SearchService:
     def _rank(self, query, limit, mode, tags, boxes, since, until) -> list[tuple[str, float, dict]]:
         """The best `limit` ids, each with its fused score and what each list said of it."""
         s = self.settings
-        where, params = self.index.filter_sql(tags=tags, boxes=boxes, since=since, until=until)
-        allowed = {r[0] for r in self.index.db.execute(f"SELECT id FROM notes {where}", params)} if where else None
+        filters = NoteFilter(tuple(tags or ()), tuple(boxes or ()), since, until)
+        allowed = self.index.ids_matching(filters) if filters else None
         depth = max(limit * 5, s.depth)
         fuse = FUSIONS[s.fusion]
 
         lists: dict[str, list[tuple[str, float]]] = {}
         vector = self._query_vector(query) if mode != "keyword" else None
         if mode != "semantic":
-            lists["keyword"] = self.index.fts_search(keywords(query), depth, where, params)
+            lists["keyword"] = self.index.fts_search(keywords(query), depth, filters)
             # The query as typed, for what words miss (a cut word, symbols, CJK). Only for
             # short queries or when the words found nothing: a long question's trigrams
             # cost ~30 ms at 10k notes, and its words find it anyway.
             if len(query.split()) <= SUBSTRING_WORDS or not lists["keyword"]:
-                lists["substring"] = self.index.substring_search(substring_terms(query), depth, where, params)
+                lists["substring"] = self.index.substring_search(substring_terms(query), depth, filters)
         if mode != "keyword":
             lists["semantic"] = self._semantic(query, vector, depth, allowed)
         if mode in ("hybrid", "graph"):

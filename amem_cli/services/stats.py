@@ -32,7 +32,7 @@ def graph_stats(index) -> GraphStats:
     g = nx.Graph()
     g.add_nodes_from(index.ids())
     pairs: dict[str, set[frozenset]] = {"link": set(), "sequence": set()}
-    for src, dst, kind in index.db.execute("SELECT src, dst, kind FROM links"):
+    for src, dst, kind in index.links():
         if src in g and dst in g and src != dst:
             g.add_edge(src, dst)
             pairs["sequence" if kind in ("previous", "next") else "link"].add(frozenset((src, dst)))
