@@ -110,7 +110,7 @@ class Container:
     def doctor(self) -> "Doctor":
         from .services.doctor import Doctor
 
-        return Doctor(self)
+        return Doctor(self.vault, self.index, self.indexer, self.notes, lambda: self.vectors)
 
     @cached_property
     def search(self) -> SearchService:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,10 @@ from .indexer import Indexer
 from .jobs import QUEUED, JobQueue
 
 if TYPE_CHECKING:
-    from ..container import Container
+    from ..index.sqlite import SqliteIndex
+    from ..index.vectors import VectorIndex
+    from ..store import Vault
+    from .notes import NoteService
 
 # What `Vault.write_many` leaves when killed between its temp files and the renames.
 TEMP_FILE = re.compile(r"^\..+\.[A-Za-z0-9_]+\.tmp$")
@@ -112,9 +116,16 @@ class _Disk:
 
 
 class Doctor:
-    def __init__(self, c: Container):
-        self.c = c
-        self.queue = JobQueue(c.index)
+    def __init__(
+        self, vault: Vault, index: SqliteIndex, indexer: Indexer, notes: NoteService, vectors: Callable[[], VectorIndex]
+    ):
+        self.vault = vault
+        self.index = index
+        self.indexer = indexer
+        self.notes = notes  # mends backlinks and sequence pointers as any change to a note is made
+        # The vector store as it is: `indexer.vectors()` records the embedder, and a check writes nothing.
+        self.vectors = vectors
+        self.queue = JobQueue(index)
 
     def run(self, fix: bool = False) -> DoctorReport:
         return self.fix() if fix else self.check()
@@ -122,7 +133,7 @@ class Doctor:
     # -- checking -----------------------------------------------------------
     def check(self) -> DoctorReport:
         """Look, change nothing. Under the vault's write lock, so no writer is half-way."""
-        with self.c.vault.lock():
+        with self.vault.lock():
             disk = self._read_disk()
             report = DoctorReport(warnings=disk.warnings, notes=len(disk.notes))
             add = report.problems.append
@@ -141,7 +152,7 @@ class Doctor:
 
     def _read_disk(self) -> _Disk:
         disk = _Disk()
-        vault = self.c.vault
+        vault = self.vault
         read: dict[str, Note] = {}
         claims: dict[str, tuple[str, bool]] = {}
         paths = sorted(vault.scan())
@@ -173,7 +184,7 @@ class Doctor:
     def temp_files(self) -> list[str]:
         """Temp files of interrupted writes, relative to the vault (hidden folders, where
         amem writes no notes, and the index folder are not looked into)."""
-        root = self.c.vault.root
+        root = self.vault.root
         found = []
         for folder, dirs, files in os.walk(root):
             dirs[:] = [d for d in dirs if not d.startswith(".")]
@@ -185,33 +196,19 @@ class Doctor:
             add(Problem("temp_file", rel, f"{rel} is left from an interrupted write"))
 
     def _check_sqlite(self, add) -> None:
-        db = self.c.index.db
-        result = [r[0] for r in db.execute("PRAGMA integrity_check")]
-        if result != ["ok"]:
-            add(Problem("sqlite_integrity", "index.db", "SQLite integrity check: " + "; ".join(result[:3])))
-        for table in ("notes_fts", "notes_trigram"):
-            try:
-                db.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
-            except Exception as exc:  # sqlite3.DatabaseError: the index does not match its rows
-                add(Problem("fts_integrity", table, f"full-text index {table}: {exc}"))
-        # Every note has exactly its own row in both full-text tables, under its key.
-        for table in ("notes_fts", "notes_trigram"):
-            missing = db.execute(
-                f"SELECT n.id FROM notes n LEFT JOIN fts_keys k ON k.id = n.id "
-                f"LEFT JOIN {table} f ON f.rowid = k.key WHERE f.rowid IS NULL OR f.id != n.id"
-            ).fetchall()
-            extra = db.execute(
-                f"SELECT f.rowid FROM {table} f LEFT JOIN fts_keys k ON k.key = f.rowid "
-                f"LEFT JOIN notes n ON n.id = k.id WHERE n.id IS NULL"
-            ).fetchall()
-            for (note_id,) in missing:
+        if errors := self.index.integrity_errors():
+            add(Problem("sqlite_integrity", "index.db", "SQLite integrity check: " + "; ".join(errors[:3])))
+        for table, error in self.index.fts_errors().items():
+            add(Problem("fts_integrity", table, f"full-text index {table}: {error}"))
+        for table, missing, extra in self.index.fts_mismatches():
+            for note_id in missing:
                 add(Problem("fts_mismatch", note_id, f"the note {note_id} has no row in {table}"))
             if extra:
-                add(Problem("fts_mismatch", table, f"{len(extra)} rows of {table} belong to no note"))
+                add(Problem("fts_mismatch", table, f"{extra} rows of {table} belong to no note"))
 
     def _check_files(self, disk: _Disk, add) -> None:
-        rows = self.c.index.files()
-        indexed = dict(self.c.index.db.execute("SELECT id, path FROM notes").fetchall())
+        rows = self.index.files()
+        indexed = self.index.note_paths()
         on_disk = {path: note_id for note_id, (path, _) in disk.notes.items()}
         for path, digest in disk.hashes.items():
             row = rows.get(path)
@@ -228,16 +225,16 @@ class Doctor:
                 add(Problem("orphaned_index", note_id, f"the index holds the note {note_id}, which has no file"))
 
     def _check_embedder(self, add) -> bool:
-        stored = self.c.index.get_meta("embedder")
-        configured = self.c.embedder.identity
+        stored = self.index.get_meta("embedder")
+        configured = self.indexer.embedder().identity
         if stored is not None and stored != configured:
             add(Problem("embedder_mismatch", stored, f"the index holds vectors of {stored}, the embedder is {configured}"))
             return False
         return True
 
     def _check_vectors(self, add) -> None:
-        index = self.c.index
-        vectors = self.c.vectors  # not indexer.vectors(): that records the embedder, and check writes nothing
+        index = self.index
+        vectors = self.vectors()
         vectors.reload()  # what other processes wrote, not this process's cached view
         stored = set(vectors.ids())
         pending = set(index.pending_embeddings())
@@ -277,10 +274,9 @@ class Doctor:
                 add(Problem("broken_sequence", note_id, f"{note_id} follows {seq.previous}, which is followed by another"))
 
     def _check_queue(self, disk: _Disk, add) -> None:
-        db = self.c.index.db
-        for note_id, n in db.execute("SELECT note_id, count(*) FROM jobs GROUP BY note_id HAVING count(*) > 1"):
+        for note_id, n in self.index.duplicate_jobs():
             add(Problem("duplicate_job", note_id, f"the note {note_id} is queued {n} times"))
-        for (note_id,) in db.execute("SELECT note_id FROM jobs ORDER BY seq"):
+        for note_id in self.index.queued():
             if note_id not in disk.notes:
                 add(Problem("orphaned_job", note_id, f"queued work for {note_id}, which does not exist"))
         for note_id, holder in self.queue.expired():
@@ -290,7 +286,7 @@ class Doctor:
 
     def _owed(self, disk: _Disk) -> dict[str, str]:
         """{note id: when queued} of deferred notes whose work is in no queue."""
-        queued = set(self.c.index.queued())
+        queued = set(self.index.queued())
         owed = {i: n.metadata[QUEUED] for i, (_, n) in disk.notes.items() if QUEUED in n.metadata}
         return {i: str(when) for i, when in sorted(owed.items()) if i not in queued}
 
@@ -298,7 +294,7 @@ class Doctor:
         """(note id, seq) of latest revisions whose file is still as it was before them:
         recorded ahead of a write that a kill prevented."""
         out = []
-        for note_id, seq, old_bytes, new_hash in self.c.index.last_revisions():
+        for note_id, seq, old_bytes, new_hash in self.index.last_revisions():
             path = disk.notes[note_id][0] if note_id in disk.notes else None
             now_hash = disk.hashes.get(path) if path else None
             if now_hash is not None and now_hash != new_hash and now_hash == content_hash(bytes(old_bytes)):
@@ -313,8 +309,8 @@ class Doctor:
     def fix(self) -> DoctorReport:
         """Repair what `check` finds, from the files; then check again. The returned report
         holds what is still wrong (nothing, normally) and what was done."""
-        self.c.vault.check_writable()
-        with self.c.vault.lock():
+        self.vault.check_writable()
+        with self.vault.lock():
             before = self.check()
             fixed: list[str] = []
             if not before.ok:
@@ -324,32 +320,32 @@ class Doctor:
         return after
 
     def _repair(self, report: DoctorReport, fixed: list[str]) -> None:
-        c, kinds = self.c, report.kinds()
+        kinds = report.kinds()
         for p in report.problems:
             if p.kind == "temp_file":
-                (c.vault.root / p.subject).unlink(missing_ok=True)
+                (self.vault.root / p.subject).unlink(missing_ok=True)
                 fixed.append(f"removed {p.subject}")
         if kinds & REBUILD:
-            c.indexer.reindex()
+            self.indexer.reindex()
             fixed.append("rebuilt the index from the files and re-embedded every note")
             kinds = self.check().kinds()
         elif kinds & INDEX:
-            sync = c.indexer.sync(force=True)
+            sync = self.indexer.sync(force=True)
             fixed.append(f"indexed the files again ({sync.added} added, {sync.updated} updated, {sync.removed} removed)")
             if self.check().kinds() & INDEX:  # rows a sync does not see (no file row to go by)
-                c.indexer.reindex()
+                self.indexer.reindex()
                 fixed.append("rebuilt the index from the files and re-embedded every note")
             kinds = self.check().kinds()
         if kinds & LINKS:
             fixed += self._mend_links()
-        if kinds & VECTORS or c.index.pending_embeddings():
+        if kinds & VECTORS or self.index.pending_embeddings():
             fixed += self._mend_vectors()
         if kinds & {"orphaned_job", "duplicate_job", "expired_claim", "lost_job"}:
             fixed += self._mend_queue()
         if "unapplied_revision" in kinds:
-            with c.index.transaction():
+            with self.index.transaction():
                 for note_id, seq in self._unapplied_revisions(self._read_disk()):
-                    c.index.drop_revision(seq)
+                    self.index.drop_revision(seq)
                     fixed.append(f"dropped revision {seq} of {note_id}, which was never written")
 
     def _mend_links(self) -> list[str]:
@@ -372,25 +368,25 @@ class Doctor:
                 if getattr(seq, end) != agreed or (getattr(note, end) and agreed is None):
                     changes[end] = agreed
             if replace(note, **changes) != note:
-                self.c.notes.update(note_id, lambda n, changes=changes: replace(n, **changes), embed=False, sync=False)
+                self.notes.update(note_id, lambda n, changes=changes: replace(n, **changes), embed=False, sync=False)
                 done.append(f"mended the backlinks and sequence of {note_id}")
         return done
 
     def _mend_vectors(self) -> list[str]:
-        index = self.c.index
-        vectors = self.c.indexer.vectors()
+        index = self.index
+        vectors = self.indexer.vectors()
         vectors.reload()
         stored, ids = set(vectors.ids()), set(index.ids())
         missing, orphaned = sorted(ids - stored), sorted(v for v in stored if note_of(v) not in ids)
         with index.transaction():
             index.forget_embedded(missing)
             index.queue_vector_deletes(sorted({note_of(v) for v in orphaned}))
-        embedded = self.c.indexer.flush_vectors()
+        embedded = self.indexer.flush_vectors()
         done = [f"embedded {_count(embedded, 'note')}"] if embedded else []
         return done + ([f"removed {_count(len(orphaned), 'vector')} of no note"] if orphaned else [])
 
     def _mend_queue(self) -> list[str]:
-        index, done = self.c.index, []
+        index, done = self.index, []
         disk = self._read_disk()
         ids = set(disk.notes)
         with index.transaction():
