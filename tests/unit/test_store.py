@@ -184,3 +184,17 @@ def test_without_renameat2_the_file_is_checked_right_before_the_rename(vault, mo
     vault.write_text("a.md", "amem's a\n", content_hash(b"the person's a\n"))
     vault.write_text("d.md", "amem's d\n")
     assert files(vault) == {"a.md": "amem's a\n", "b.md": "old b.md\n", "d.md": "amem's d\n"}
+
+
+def test_a_note_files_bytes_parse_to_its_note_or_one_line_saying_why_not():
+    parse = store.parse_note_file
+    note, error, named = parse("sub/My Note.md", b"---\ntags: [a]\n---\nText.\n")
+    assert (note.id, note.tags, note.content, error, named) == ("My-Note", ["a"], "Text.", None, False)  # id from the name
+    note, _, named = parse("x.md", b"---\nid: mine\n---\nText.\n")
+    assert (note.id, named) == ("mine", True)
+    note, _, named = parse("x.md", b"---\nid: mine\n---\nText.\n", own_id=False)  # a file from elsewhere: its id unused
+    assert (note.id, named) == ("x", False)
+    assert parse("x.md", b"line\n\xff\n") == (None, "x.md:2: not UTF-8 text; the file was skipped", False)
+    assert parse("x.md", b"a\x00b") == (None, "x.md: a binary file, not a Markdown note; it was skipped", False)
+    assert parse("x.md", b"x" * (store.MAX_NOTE_BYTES + 1))[1].startswith("x.md: larger than a note may be (2 MiB)")
+    assert parse("x.md", b"---\ntags: [a\n---\nText.\n")[1].startswith("x.md:3: bad YAML frontmatter")
