@@ -322,7 +322,8 @@ class SqliteIndex:
         sequence pointer, however written, and by its id in their backlinks, which the
         links table does not hold (the pipeline writes a backlink as the id; ASCII case
         aside, as a person may write it)."""
-        # LIKE first: a plain scan of the text, 3x cheaper than parsing every note's JSON.
+        # LIKE first: only backlinks whose text holds the id are parsed (a text scan is ~3x
+        # cheaper than json_each on every note; an id's `_`, a LIKE wildcard, only lets more through).
         sql = ("SELECT src FROM links WHERE dst = ?1 AND src != ?1 UNION "
                "SELECT notes.id FROM notes, json_each(notes.backlinks) WHERE notes.backlinks LIKE '%' || ?1 || '%' "
                "AND json_each.value = ?1 COLLATE NOCASE AND notes.id != ?1")

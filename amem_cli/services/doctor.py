@@ -122,7 +122,7 @@ class Doctor:
         self.vault = vault
         self.index = index
         self.indexer = indexer
-        self.notes = notes  # mends backlinks and sequence pointers as any change to a note is made
+        self.notes = notes  # writes mended backlinks and pointers as any change to a note is written
         # The vector store as it is: `indexer.vectors()` records the embedder, and a check writes nothing.
         self.vectors = vectors
         self.queue = JobQueue(index)
