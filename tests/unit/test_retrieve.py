@@ -8,7 +8,7 @@ import pytest
 
 from amem_cli.retrieve.fusion import FUSIONS, rrf, score_fusion
 from amem_cli.retrieve.graph import neighbourhood, personalised_pagerank
-from amem_cli.retrieve.query import STOPWORDS, cjk_terms, has_cjk, keywords, words
+from amem_cli.retrieve.query import STOPWORDS, cjk_terms, keywords, words
 
 # -- query -------------------------------------------------------------------
 
@@ -48,13 +48,13 @@ def test_keywords_drop_possessive_and_contraction_fragments():
     ["我喜欢在北京吃烤鸭", "東京タワーに行きました", "カタカナ", "ひらがな", "서울에 갔어요", "I ate 烤鸭 today"],
     ids=["chinese", "japanese-mixed", "katakana", "hiragana", "korean", "mixed"],
 )
-def test_has_cjk_true(text):
-    assert has_cjk(text) is True
+def test_cjk_text_is_found(text):
+    assert cjk_terms(text)
 
 
 @pytest.mark.parametrize("text", ["plain English", "café résumé naïve", "Ωμέγα", "12345", ""])
-def test_has_cjk_false(text):
-    assert has_cjk(text) is False
+def test_no_cjk_text_is_found(text):
+    assert cjk_terms(text) == []
 
 
 def test_cjk_terms_chinese_one_run():
