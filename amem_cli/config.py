@@ -1,16 +1,24 @@
 """Settings: defaults < user TOML < vault TOML < AMEM_* environment < flags.
 
-Only the container reads settings; nothing else looks at the environment.
+Only the container reads settings, and the AMEM_* settings are read from the environment
+here. Other modules look at the environment only for what is not a setting or is needed
+before settings can be loaded (tests/unit/test_docs.py holds this list to the code):
+- amem_cli/server/client.py: AMEM_DIR and AMEM_SERVER, to find the vault's warm server or
+  skip it, and the AMEM_* variables it forwards to that server; XDG_RUNTIME_DIR, COLUMNS;
+- amem_cli/cli/app.py: AMEM_DEBUG (show tracebacks) and the shell-completion variable;
+- amem_cli/cli/commands/notes.py: $VISUAL / $EDITOR for `amem edit`;
+- amem_cli/embed/onnx.py, amem_cli/embed/sentence.py: set HF_HUB_OFFLINE (no network).
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +36,6 @@ class Settings:
     cache_dir: str | None = None  # the ONNX export of the model (default: the platform's user cache folder)
     chroma_url: str | None = None  # a Chroma server instead of the local store
     chroma_collection: str | None = None
-    search_limit: int = 10
     # The A-MEM pipeline: which model builds, links and evolves notes.
     llm: str | None = None  # "llama" (llama.cpp in process; default), "openai" (llm_url), "none"
     model: str | None = None  # a GGUF file for llama.cpp (default: the bundled SmolLM2-135M-Instruct)
@@ -250,7 +257,10 @@ def _coerce(values: dict[str, Any], source: str) -> dict[str, Any]:
     for key, value in values.items():
         key = key.replace("-", "_")
         if key not in known:
-            raise UsageError(f"unknown setting {key!r} in {source}", hint="see `amem --help` for the settings")
+            close = difflib.get_close_matches(key, known, n=1)
+            guess = f"did you mean {close[0]!r}? " if close else ""
+            raise UsageError(f"unknown setting {key!r} in {source}",
+                             hint=f"{guess}remove or rename it; the README's Settings table lists every setting")
         if key == "dir":
             value = Path(str(value)).expanduser()
         elif known[key].type in ("int", int):
@@ -304,7 +314,3 @@ def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str
     if settings.server not in ("auto", "off"):
         raise UsageError(f"unknown server setting {settings.server!r}", hint="use 'auto' (default) or 'off'")
     return settings
-
-
-def with_overrides(settings: Settings, **changes: Any) -> Settings:
-    return replace(settings, **{k: v for k, v in changes.items() if v is not None})

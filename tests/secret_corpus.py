@@ -1,70 +1,74 @@
 """Real-shaped secrets and look-alike decoys, for the redaction tests (unit and end to end).
 
 `secrets()` gives (kind, the secret value, a sentence holding it): 244 of them, of the
-ten kinds `amem_cli.redact` first knew (benchmarks/data/secrets.jsonl covers the rest);
-`decoys()` 600 strings that must pass unchanged (git SHAs,
-UUIDs, long hex ids, code that names a password without holding one). Seeded: the same
-corpus every run.
+ten kinds `amem_cli.redact` first knew (benchmarks/data/secrets.jsonl covers the rest).
+Each value has its provider's published shape, prefix, alphabet and length, made by the
+generators of benchmarks/data/make_secrets.py (whose SRC names each source), never
+shaped to fit amem's rules: a password is a password as people make them, with or
+without a digit. `decoys()` 600 strings that must pass unchanged (git SHAs, UUIDs, long
+hex ids, code that names a password without holding one). Seeded: the same corpus
+every run.
 """
 
 from __future__ import annotations
 
-import base64
-import json
+import importlib.util
 import random
 import string
+import sys
 import uuid
+from pathlib import Path
+from urllib.parse import quote
+
+_spec = importlib.util.spec_from_file_location(
+    "make_secrets", Path(__file__).parents[1] / "benchmarks" / "data" / "make_secrets.py")
+shapes = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(shapes)
 
 rng = random.Random(7)
 ALNUM = string.ascii_letters + string.digits
-UPPER = string.ascii_uppercase + string.digits
-URLSAFE = ALNUM + "-_"
 
 
 def _s(n: int, chars: str = ALNUM) -> str:
     return "".join(rng.choice(chars) for _ in range(n))
 
 
-def _b64(obj: dict) -> str:
-    return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
-
-
-def _pem(kind: str) -> str:
-    body = "\n".join(_s(64, ALNUM + "+/") for _ in range(5))
-    return f"-----BEGIN {kind}PRIVATE KEY-----\n{body}\n-----END {kind}PRIVATE KEY-----"
-
-
 def secrets() -> list[tuple[str, str, str]]:
     """(kind, the secret value, a sentence holding it)."""
-    rng.seed(7)
+    shapes.rng.seed(7)  # the generators draw from their module's RNG
+    pick, choice, randint = shapes.pick, shapes.rng.choice, shapes.rng.randint
     out = []
     for _ in range(20):
-        v = rng.choice(["AKIA", "ASIA"]) + _s(16, UPPER)
+        v = shapes.aws_key_id(choice(["AKIA", "ASIA"]))
         out.append(("aws_key", v, f"export AWS_ACCESS_KEY_ID={v}"))
-        v = rng.choice(["ghp_", "gho_", "ghs_", "ghu_"]) + _s(36)
+        v = shapes.crc32_token(choice(["ghp_", "gho_", "ghu_", "ghs_", "ghr_"]))
         out.append(("github_token", v, f"I pushed with token {v} yesterday"))
-        v = "github_pat_" + _s(22) + "_" + _s(59)
+        v = f"github_pat_{pick(shapes.ALNUM, 22)}_{pick(shapes.ALNUM, 59)}"
         out.append(("github_token", v, f"GH_TOKEN: {v}"))
-        v = "sk-" + _s(48)
+        v = shapes.openai_legacy()
         out.append(("openai_key", v, f"client = OpenAI(api_key='{v}')"))
-        v = "sk-proj-" + _s(40, URLSAFE) + "1"
+        v = shapes.openai_project(choice(["sk-proj-", "sk-svcacct-"]))
         out.append(("openai_key", v, f"OPENAI_API_KEY={v}"))
-        v = f"xox{rng.choice('abprs')}-{_s(11, string.digits)}-{_s(12, string.digits)}-{_s(24)}"
-        out.append(("slack_token", v, f"the bot token is {v}."))
-        v = "AIza" + _s(35, URLSAFE)
+        v = choice([shapes.slack_bot, shapes.slack_user, shapes.slack_app])()
+        out.append(("slack_token", v, f"the Slack token is {v}."))
+        v = shapes.google_key()
         out.append(("google_api_key", v, f"maps?key={v}&q=x"))
-        v = ".".join([_b64({"alg": "HS256", "typ": "JWT"}), _b64({"sub": _s(8), "iat": rng.randint(1, 10**9)}), _s(43, URLSAFE)])
+        v = shapes.jwt({"sub": pick(shapes.ALNUM, 8), "iat": randint(1, 10**9)})
         out.append(("jwt", v, f"the cookie was {v}"))
-        v = _s(18) + "9"
+        # Generated, or typed and percent-encoded as a URL needs (RFC 3986 3.2.1).
+        v = choice([pick(shapes.ALNUM, randint(12, 24)), quote(shapes.password(randint(12, 20)), safe="")])
         out.append(("url_password", v, f"DATABASE_URL=postgres://admin:{v}@db.internal:5432/app"))
-        v = _s(40, ALNUM + "._-") + "7"
+        v = pick(shapes.ALNUM + "-._~+/", randint(24, 64))  # RFC 6750 2.1 b64token, an opaque token
         out.append(("bearer", v, f"curl -H 'Authorization: Bearer {v}' https://api.example.com"))
-        v = _s(14) + "!3"
+        v = shapes.password(randint(10, 20))
         out.append(("password", v, f'password="{v}"'))
-        v = _s(32, string.hexdigits.lower())
+        v = pick(shapes.HEX, 32)
         out.append(("secret", v, f"api_key: {v}"))
-    for kind in ("RSA ", "EC ", "OPENSSH ", ""):
-        v = _pem(kind)
+    # Private keys with the structure of real ones (RFC 7468 PEM over DER).
+    for v in (shapes.pem("RSA PRIVATE KEY", shapes.rsa_der()), shapes.pem("PRIVATE KEY", shapes.pkcs8_der()),
+              shapes.pem("ENCRYPTED PRIVATE KEY", shapes.encrypted_pkcs8_der()),
+              shapes.pem("RSA PRIVATE KEY", shapes.raw(1200),
+                         ["Proc-Type: 4,ENCRYPTED", f"DEK-Info: AES-256-CBC,{pick('0123456789ABCDEF', 32)}"])):
         out.append(("private_key", v, f"here is the key:\n{v}\nkeep it safe"))
     return out
 

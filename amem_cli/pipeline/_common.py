@@ -27,12 +27,6 @@ class StepStats:
     problems: list[str] = field(default_factory=list)
     raw_outputs: list[str] = field(default_factory=list, repr=False)
 
-    @property
-    def valid_share(self) -> float | None:
-        if not self.valid_outputs:
-            return None
-        return sum(self.valid_outputs) / len(self.valid_outputs)
-
 
 def ask(
     llm: LLM | None,

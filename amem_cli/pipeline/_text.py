@@ -114,10 +114,6 @@ def grounded(phrase: str, text: str, *, text_words: set[str] | None = None) -> b
     return all(word_matches(w, pool) for w in needed)
 
 
-def stems(text: str) -> set[str]:
-    return {stem(w) for w in words(text)}
-
-
 def content_words(text: str) -> list[str]:
     return [w for w in words(text) if not is_stopword(w) and not w.isdigit()]
 

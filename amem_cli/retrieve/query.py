@@ -39,10 +39,6 @@ def keywords(query: str) -> list[str]:
     return kept or all_words
 
 
-def has_cjk(text: str) -> bool:
-    return _CJK.search(text) is not None
-
-
 def cjk_terms(query: str) -> list[str]:
     """Runs of CJK characters in the query, for substring search."""
     return list(dict.fromkeys(m.group(0) for m in re.finditer(_CJK.pattern + "+", query)))

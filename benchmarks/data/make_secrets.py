@@ -14,7 +14,8 @@ One JSON object a line:
 Multi-line values (PEM and PGP blocks) are listed whole; the test also checks that no line
 of their body survives. Key material is shaped like the real thing (DER structure, OpenSSH
 and OpenPGP packets, CRC-24 armor checksum, GitHub/npm CRC32 checksums, Bech32) but is not
-a working credential of anyone's.
+a working credential of anyone's. The shapes are imported by tests/secret_corpus.py: only
+the keys that need `cryptography` (not a dependency of amem) import it, when made.
 """
 
 from __future__ import annotations
@@ -30,9 +31,6 @@ import uuid
 import zlib
 from pathlib import Path
 from urllib.parse import quote
-
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519, x25519
 
 OUT = Path(__file__).with_name("secrets.jsonl")
 rng = random.Random(20240524)
@@ -192,6 +190,9 @@ def ssh_string(b: bytes | str) -> bytes:
 
 
 def ed25519_pair() -> tuple[bytes, bytes]:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
     key = ed25519.Ed25519PrivateKey.from_private_bytes(raw(32))
     pub = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return key.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
@@ -269,6 +270,9 @@ def bech32(hrp: str, data: bytes) -> str:
 
 
 def age_identity() -> tuple[str, str]:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import x25519
+
     secret = raw(32)
     pub = x25519.X25519PrivateKey.from_private_bytes(secret).public_key().public_bytes(
         serialization.Encoding.Raw, serialization.PublicFormat.Raw)
@@ -618,6 +622,9 @@ def build() -> None:
     # PEM private keys -------------------------------------------------------------------
     k = pem("RSA PRIVATE KEY", rsa_der())
     secret("private_key", "rsa-markdown-fence", f"Key for the old build box:\n\n```\n{k}\n```\n\nDon't reuse it.", [k], SRC["pem"])
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     ek = ec.derive_private_key(int.from_bytes(raw(32), "big") % (2**255), ec.SECP256R1())
     k = ek.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
                          serialization.NoEncryption()).decode().strip()

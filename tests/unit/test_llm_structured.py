@@ -162,11 +162,21 @@ def test_validate_additional_properties():
     assert validate({"a": "x", "b": 1}, schema) == ["$: unexpected 'b'"]
 
 
+def assert_sound(parsed, schema) -> None:
+    """What every Parsed promises: valid means usable data that meets the schema and no
+    problem; anything else says what was wrong."""
+    assert parsed.valid is (not parsed.problems and not parsed.repaired)
+    if parsed.valid:
+        assert isinstance(parsed.data, dict) and validate(parsed.data, schema) == []
+    else:
+        assert parsed.problems
+    assert parsed.data is None or set(parsed.data) <= set(schema["properties"])
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
 def test_parse_reply_never_raises(text):
-    parsed = parse_reply(text, LIST_SCHEMA)
-    assert parsed.valid in (True, False)
+    assert_sound(parse_reply(text, LIST_SCHEMA), LIST_SCHEMA)
 
 
 @settings(max_examples=100, deadline=None)
@@ -174,8 +184,25 @@ def test_parse_reply_never_raises(text):
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
                     max_leaves=20))
 def test_parse_reply_never_raises_on_any_json(value):
-    parse_reply(json.dumps(value), LIST_SCHEMA)
-    parse_reply(json.dumps(value)[:-1], prompts.construct_schema(["keywords", "tags", "context"]))
+    assert_sound(parse_reply(json.dumps(value), LIST_SCHEMA), LIST_SCHEMA)
+    schema = prompts.construct_schema(["keywords", "tags", "context"])
+    cut = parse_reply(json.dumps(value)[:-1], schema)  # cut off: never valid
+    assert_sound(cut, schema)
+    assert not cut.valid
+
+
+def test_parse_reply_survives_pathological_nesting():
+    parsed = parse_reply('{"keywords": ' + "[" * 100_000 + "]" * 100_000 + "}", LIST_SCHEMA)
+    assert_sound(parsed, LIST_SCHEMA)
+    assert not parsed.valid
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.fixed_dictionaries({"keywords": st.lists(st.text(max_size=24), max_size=4), "context": st.text(max_size=90)}))
+def test_a_reply_is_valid_exactly_when_it_meets_the_schema(value):
+    parsed = parse_reply(f"Here you are:\n{json.dumps(value)}", LIST_SCHEMA)
+    assert parsed.valid is (validate(value, LIST_SCHEMA) == [])
+    assert parsed.data == value  # well-typed: kept as it is, valid or not
 
 
 # -- cleaning -------------------------------------------------------------------------

@@ -50,11 +50,17 @@ def test_round_trip(note):
 
 
 def test_unknown_keys_survive_and_keep_order():
-    text = "---\nid: a1\ntitle: My title\ncustom:\n  nested: 1\n---\nBody\n"
+    # Not in sorted order, at the top level or nested: dict equality would not see a reordering.
+    text = "---\nid: a1\ntitle: My title\ncustom:\n  zeta: 1\n  alpha: 2\naliases: [x]\n---\nBody\n"
     note = parse_note(text)
-    assert note.extra == {"title": "My title", "custom": {"nested": 1}}
-    again = parse_note(render_note(note))
-    assert again.extra == note.extra
+    assert note.extra == {"title": "My title", "custom": {"zeta": 1, "alpha": 2}, "aliases": ["x"]}
+    assert list(note.extra) == ["title", "custom", "aliases"]
+    rendered = render_note(note)
+    assert rendered.index("title:") < rendered.index("custom:") < rendered.index("aliases:")
+    assert rendered.index("zeta:") < rendered.index("alpha:")
+    again = parse_note(rendered)
+    assert list(again.extra) == ["title", "custom", "aliases"]
+    assert list(again.extra["custom"]) == ["zeta", "alpha"]
 
 
 def test_crlf_and_bom_parse():

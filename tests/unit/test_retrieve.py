@@ -8,7 +8,7 @@ import pytest
 
 from amem_cli.retrieve.fusion import FUSIONS, rrf, score_fusion
 from amem_cli.retrieve.graph import neighbourhood, personalised_pagerank
-from amem_cli.retrieve.query import STOPWORDS, cjk_terms, has_cjk, keywords, words
+from amem_cli.retrieve.query import STOPWORDS, cjk_terms, keywords, words
 
 # -- query -------------------------------------------------------------------
 
@@ -48,13 +48,13 @@ def test_keywords_drop_possessive_and_contraction_fragments():
     ["我喜欢在北京吃烤鸭", "東京タワーに行きました", "カタカナ", "ひらがな", "서울에 갔어요", "I ate 烤鸭 today"],
     ids=["chinese", "japanese-mixed", "katakana", "hiragana", "korean", "mixed"],
 )
-def test_has_cjk_true(text):
-    assert has_cjk(text) is True
+def test_cjk_text_is_found(text):
+    assert cjk_terms(text)
 
 
 @pytest.mark.parametrize("text", ["plain English", "café résumé naïve", "Ωμέγα", "12345", ""])
-def test_has_cjk_false(text):
-    assert has_cjk(text) is False
+def test_no_cjk_text_is_found(text):
+    assert cjk_terms(text) == []
 
 
 def test_cjk_terms_chinese_one_run():
@@ -164,6 +164,43 @@ def test_pagerank_one_iteration_exact():
     # Two steps: b's mass walks back to a.
     two = personalised_pagerank(graph, {"a": 1.0}, damping=0.5, iterations=2)
     assert two == pytest.approx({"a": 0.5 + 0.5 * 0.5, "b": 0.5 * 0.5})
+
+
+def random_graph(rng, n: int, edges: int, *, undirected: bool) -> dict[str, set[str]]:
+    """`n` nodes in two parts with no edge between them, some nodes with no edges out."""
+    graph: dict[str, set[str]] = {f"n{i}": set() for i in range(n)}
+    half = n // 2
+    for _ in range(edges):
+        part = range(half) if rng.random() < 0.5 else range(half, n)
+        a, b = (f"n{i}" for i in rng.choices(part, k=2))  # a self-loop now and then
+        graph[a].add(b)
+        if undirected:
+            graph[b].add(a)
+    for dangling in rng.sample(sorted(graph), k=max(1, n // 5)):
+        graph[dangling] = set()  # a dead end (its in-edges stay)
+    return graph
+
+
+@pytest.mark.parametrize("n", [2, 5, 12, 40, 150])
+@pytest.mark.parametrize("undirected", [True, False])
+@pytest.mark.parametrize("damping", [0.85, 0.5])
+def test_pagerank_equals_networkx_personalised_pagerank(n, undirected, damping):
+    """The hand-written power iteration is personalised PageRank: networkx's, with
+    dead ends jumping back to the seeds (its default for `dangling`)."""
+    import random
+
+    import networkx as nx
+
+    rng = random.Random(n * 1000 + undirected * 10 + int(damping * 100))
+    graph = random_graph(rng, n, edges=2 * n, undirected=undirected)
+    seeds = {node: rng.choice([0.5, 1.0, 3.0]) for node in rng.sample(sorted(graph), k=max(1, n // 4))}
+    g = nx.DiGraph()
+    g.add_nodes_from(graph)
+    g.add_edges_from((a, b) for a, out in graph.items() for b in out)
+    expected = nx.pagerank(g, alpha=damping, personalization=seeds, max_iter=10_000, tol=1e-15)
+    rank = personalised_pagerank(graph, seeds, damping=damping, iterations=400)
+    assert max(abs(rank.get(node, 0.0) - p) for node, p in expected.items()) < 1e-9  # ~1e-14 today
+    assert set(rank) <= set(expected)
 
 
 def test_pagerank_iterations_change_the_result():

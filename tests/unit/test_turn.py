@@ -48,7 +48,36 @@ def test_breathe_with_nobody_waiting_keeps_the_turn():
 
 
 def test_breathe_outside_a_turn_does_nothing():
-    Turn().breathe()
+    """A thread that does not hold the turn neither waits nor hands the turn on, even
+    while others hold it and wait for it."""
+    turn = Turn()
+    turn.breathe(wait=5)
+    assert turn._owner is None and not turn._lock.locked()
+    holding, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with turn.held():
+            holding.set()
+            release.wait(10)
+
+    def waiter() -> None:
+        with turn.held():
+            pass
+
+    threads = [threading.Thread(target=holder), threading.Thread(target=waiter)]
+    threads[0].start()
+    holding.wait(5)
+    owner = turn._owner
+    threads[1].start()
+    while not turn._waiting:
+        time.sleep(0.001)
+    started = time.monotonic()
+    turn.breathe(wait=5)
+    assert time.monotonic() - started < 2.5  # returned at once, not after its wait
+    assert turn._owner == owner and turn._waiting == 1  # the holder keeps it; the waiter waits
+    release.set()
+    for t in threads:
+        t.join(5)
 
 
 def test_breathe_sees_a_thread_that_takes_the_turn_and_gives_it_back_at_once():
