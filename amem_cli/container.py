@@ -76,7 +76,8 @@ class Container:
         return indexer
 
     @cached_property
-    def llm(self) -> LLM:
+    def llm(self) -> LLM | None:
+        """The model, or None (`--llm none`): the pipeline then uses its deterministic methods."""
         from .llm import make_llm
 
         s = self.settings

@@ -12,7 +12,6 @@ from datetime import timedelta
 
 from ..errors import AmemError, ConflictError
 from ..llm.base import LLM, LLMError
-from ..llm.fake import NoLLM
 from ..models import MODEL_FIELDS, Note
 from ..pipeline import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
 from ..pipeline.construct import BatchedEmbedder, cosine
@@ -72,17 +71,16 @@ class Pipeline:
         self.notes = notes  # the NoteService that writes
         self.index = notes.index
         self.indexer = notes.indexer
-        self._llm_factory = llm
-        self._llm: LLM | None = None
+        self._llm = llm
         self.settings = settings or PipelineSettings()
         self.stats = PipelineStats()
         self.queue = JobQueue(self.index)
 
     @property
-    def llm(self) -> LLM:
-        if self._llm is None:
-            self._llm = self._llm_factory()
-        return self._llm
+    def llm(self) -> LLM | None:
+        """The model, None when there is none; asked for each time, as a server wraps
+        the container's model once it starts (`PausingLLM`)."""
+        return self._llm()
 
     # -- before writing ---------------------------------------------------
     def build(self, notes: list[Note], *, boxes: dict[str, int] | None = None) -> None:
@@ -92,7 +90,7 @@ class Pipeline:
         `metadata.amem_generated`. `boxes`: the boxes to choose from ({box:
         notes}; the index's by default), updated with those chosen here."""
         # Keyword extraction's embeddings, batched up front when it will surely run.
-        contents = [n.content for n in notes if not n.keywords] if isinstance(self.llm, NoLLM) else []
+        contents = [n.content for n in notes if not n.keywords] if self.llm is None else []
         embedder = BatchedEmbedder(self.indexer.embedder(), contents)
         if boxes is None:
             boxes = dict(self.index.boxes())
@@ -105,7 +103,7 @@ class Pipeline:
             fallbacks = list(c.fallbacks)
             if not note.boxes:
                 llm = self.llm if "boxes" in self.settings.model_fields else None
-                related = None if llm is None or isinstance(llm, NoLLM) else self._related_boxes(note, recent)
+                related = None if llm is None else self._related_boxes(note, recent)
                 b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=llm,
                                    max_boxes=self.settings.max_boxes, related=related)
                 note.boxes = b.boxes
@@ -116,7 +114,7 @@ class Pipeline:
                 boxes[box] = boxes.get(box, 0) + 1
                 recent.setdefault(box, deque(maxlen=RECENT_BOX_TERMS)).extend([*note.keywords, *note.tags])
             self.stats.fallbacks += len(fallbacks)
-            if not isinstance(self.llm, NoLLM):  # with no model the fallbacks are the method
+            if self.llm is not None:  # with no model the fallbacks are the method
                 if fallbacks:
                     note.metadata = {**note.metadata, "amem_fallbacks": fallbacks}
                 note.metadata = note.with_generated([f for f, by in c.sources.items() if by == "llm"])
@@ -171,7 +169,8 @@ class Pipeline:
 
         if owed:  # the model's version of fields derived again after an edit: a revision too
             self.indexer.sync()
-            self.notes.revise_with(stored.id, fill, cause="edit", model=self.llm.identity, redo=True)
+            model = self.llm.identity if self.llm is not None else None  # None: the deterministic method's
+            self.notes.revise_with(stored.id, fill, cause="edit", model=model, redo=True)
             self.indexer.flush_vectors()
         else:
             self.notes.update(stored.id, fill)
@@ -211,7 +210,7 @@ class Pipeline:
     def _has_model(self) -> bool:
         """Whether a model is configured and can be found (else there is no model work to queue)."""
         try:
-            return not isinstance(self.llm, NoLLM)
+            return self.llm is not None
         except LLMError:
             return False
 
@@ -333,7 +332,7 @@ class Pipeline:
 
     def _may_evolve(self, note_id: str) -> bool:
         """A model that evolves notes is there, and the note is neither pinned nor a person's own version."""
-        if "evolution" not in self.settings.model_fields or isinstance(self.llm, NoLLM):
+        if "evolution" not in self.settings.model_fields or self.llm is None:
             return False
         note = self.index.get(note_id)
         return note is not None and note.extra.get("pinned") is not True and not self._hand_edited(note_id, note)
