@@ -18,6 +18,7 @@ from ..pipeline.construct import BatchedEmbedder, cosine
 from ..timeutil import now
 from .jobs import QUEUED, JobQueue
 from .rederive import DERIVABLE, fallbacks_of, filled, recorded, rederived, to_rederive
+from .writer import NoteWriter
 
 # A file modified this long after amem last wrote it (its `updated`) was edited by hand.
 HAND_EDIT_SLACK = timedelta(seconds=2)
@@ -67,10 +68,11 @@ class PipelineStats:
 
 
 class Pipeline:
-    def __init__(self, notes, llm: Callable[[], LLM], settings: PipelineSettings | None = None):
-        self.notes = notes  # the NoteService that writes
-        self.index = notes.index
-        self.indexer = notes.indexer
+    def __init__(self, writer: NoteWriter, llm: Callable[[], LLM | None], settings: PipelineSettings | None = None):
+        self.writer = writer  # changes stored notes: links, evolution, fields derived again
+        self.vault = writer.vault
+        self.index = writer.index
+        self.indexer = writer.indexer
         self._llm = llm
         self.settings = settings or PipelineSettings()
         self.stats = PipelineStats()
@@ -170,10 +172,10 @@ class Pipeline:
         if owed:  # the model's version of fields derived again after an edit: a revision too
             self.indexer.sync()
             model = self.llm.identity if self.llm is not None else None  # None: the deterministic method's
-            self.notes.revise_with(stored.id, fill, cause="edit", model=model, redo=True)
+            self.writer.revise_with(stored.id, fill, cause="edit", model=model, redo=True)
             self.indexer.flush_vectors()
         else:
-            self.notes.update(stored.id, fill)
+            self.writer.update(stored.id, fill)
         self.connect([self.index.get(stored.id)])
 
     # -- after a person's edit ---------------------------------------------
@@ -186,7 +188,7 @@ class Pipeline:
         current = self.index.get_many([n.id for n in edited], links=False)
         todo = [(before, note) for before in edited
                 if (note := current.get(before.id)) is not None and note.derived and note.extra.get("pinned") is not True]
-        if not todo or self.notes.vault.read_only:  # (a read-only vault: amem may not write there)
+        if not todo or self.vault.read_only:  # (a read-only vault: amem may not write there)
             return
         embedder, boxes, model = self.indexer.embedder(), dict(self.index.boxes()), self._has_model()
         for before, note in todo:
@@ -199,7 +201,7 @@ class Pipeline:
                 return new
 
             try:  # made again on the person's bytes if they save meanwhile
-                new = self.notes.revise_with(note.id, change, cause="edit", model=None, redo=True)
+                new = self.writer.revise_with(note.id, change, cause="edit", model=None, redo=True)
             except (AmemError, OSError) as exc:  # the person keeps saving, the disk is full...: their bytes stay
                 self.indexer.problems.append(f"{note.id}: its fields were not derived again from its new text: {exc}")
                 continue
@@ -238,7 +240,7 @@ class Pipeline:
     def revisit(self, note_id: str, *, dry_run: bool = False) -> dict:
         """`amem evolve`: link an existing note again and let all its linked notes evolve.
         Returns {"links": new link ids, "evolutions": {id: changes}}; `dry_run` writes nothing."""
-        note = self.notes.get(note_id)
+        note = self.writer.get(note_id)
         vector = self.indexer.vectors_of([note_id]).get(note_id)
         new_links = self.propose_links(note, self._candidates([note], {note_id: vector})[note_id]) if vector is not None else []
         evolutions = {}
@@ -299,7 +301,7 @@ class Pipeline:
                 backlinks=self._merged(n.backlinks, backlinks.get(note_id, [])),
             )
 
-        self.notes.update_many({i: add(i) for i in {**links, **backlinks}}, embed=False, sync=False)
+        self.writer.update_many({i: add(i) for i in {**links, **backlinks}}, embed=False, sync=False)
         self.stats.links += len(pairs)
 
     def _merged(self, written: list[str], ids: list[str]) -> list[str]:
@@ -324,7 +326,7 @@ class Pipeline:
     def _revise(self, target_id: str, changes: dict, cause: str) -> bool:
         """Whether the note evolved: not when a person saved it meanwhile (it is theirs now)."""
         try:
-            self.notes.revise(target_id, changes, cause=cause, model=self.llm.identity)
+            self.writer.revise(target_id, changes, cause=cause, model=self.llm.identity)
         except ConflictError:
             return False
         self.stats.evolutions += 1
@@ -339,7 +341,7 @@ class Pipeline:
 
     def _hand_edited(self, note_id: str, note: Note) -> bool:
         """Has a person saved the file since amem last wrote it (its `updated` time)?"""
-        stat = self.notes.vault.stat(self.index.path_of(note_id))
+        stat = self.vault.stat(self.index.path_of(note_id))
         if stat is None or note.updated_at is None:
             return True
         # In seconds: `updated + 2 s` does not exist at the end of the year 9999.
