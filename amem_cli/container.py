@@ -12,6 +12,7 @@ from .embed.base import Embedder
 from .index.sqlite import SqliteIndex
 from .index.vectors import VectorIndex
 from .llm.base import LLM
+from .pipeline.construct import unaided_texts
 from .places import cache_root
 from .services.importer import Importer
 from .services.indexer import Indexer
@@ -71,7 +72,8 @@ class Container:
     @cached_property
     def indexer(self) -> Indexer:
         indexer = Indexer(
-            self.vault, self.index, lambda: self.embedder, lambda: self.vectors, sync_interval=self.settings.sync_interval
+            self.vault, self.index, lambda: self.embedder, lambda: self.vectors, unaided_texts,
+            sync_interval=self.settings.sync_interval,
         )
         # Whatever command's sync sees a person's edit of a note's text, its derived fields
         # follow. A lambda: the pipeline is built on this indexer, so it comes after it.
