@@ -41,11 +41,11 @@ def make_llm(
     api_key: str | None = None,
     timeout: float = 120.0,
 ) -> LLM | None:
-    """Build an LLM backend, or None for no model. `kind`: "llama" (default: llama.cpp in process, the bundled
+    """Build an LLM backend. `kind`: "llama" (default: llama.cpp in process, the bundled
     SmolLM2 unless `model_path`), "openai" (an OpenAI-compatible `url`; chosen when a
-    url is given and kind is None), "none" (None: no model, the deterministic methods
-    only) or "fake" (answers the smallest schema-valid JSON). Nothing is loaded until
-    the first call."""
+    url is given and kind is None), "none" (returns None: no model, the deterministic
+    methods only) or "fake" (answers the smallest schema-valid JSON). Nothing is loaded
+    until the first call."""
     if kind is None or not str(kind).strip():
         kind = "openai" if url else "llama"
     resolved = _ALIASES.get(str(kind).strip().lower())
