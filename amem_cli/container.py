@@ -12,12 +12,15 @@ from .embed.base import Embedder
 from .index.sqlite import SqliteIndex
 from .index.vectors import VectorIndex
 from .llm.base import LLM
+from .pipeline.construct import unaided_texts
 from .places import cache_root
 from .services.importer import Importer
 from .services.indexer import Indexer
 from .services.ingest import Ingester
 from .services.notes import NoteService
+from .services.pipeline import Pipeline, PipelineSettings
 from .services.search import RetrievalSettings, SearchService
+from .services.writer import NoteWriter
 from .store import Vault
 
 if TYPE_CHECKING:
@@ -69,34 +72,41 @@ class Container:
     @cached_property
     def indexer(self) -> Indexer:
         indexer = Indexer(
-            self.vault, self.index, lambda: self.embedder, lambda: self.vectors, sync_interval=self.settings.sync_interval
+            self.vault, self.index, lambda: self.embedder, lambda: self.vectors, unaided_texts,
+            sync_interval=self.settings.sync_interval,
         )
-        # Whatever command's sync sees a person's edit of a note's text, its derived fields follow.
-        indexer.on_edit = lambda edited: self.notes.pipeline.rederive(edited)
+        # Whatever command's sync sees a person's edit of a note's text, its derived fields
+        # follow. A lambda: the pipeline is built on this indexer, so it comes after it.
+        indexer.on_edit = lambda edited: self.pipeline.rederive(edited)
         return indexer
 
     @cached_property
-    def llm(self) -> LLM:
+    def llm(self) -> LLM | None:
+        """The model, or None (`--llm none`): the pipeline then uses its deterministic methods."""
         from .llm import make_llm
 
         s = self.settings
         return make_llm(s.llm, model_path=s.model, url=s.llm_url, model_name=s.llm_model)
 
     @cached_property
-    def notes(self) -> NoteService:
-        from .services.pipeline import Pipeline, PipelineSettings
+    def writer(self) -> NoteWriter:
+        return NoteWriter(self.indexer)
 
+    @cached_property
+    def pipeline(self) -> Pipeline:
         s = self.settings
-        notes = NoteService(self.indexer)
-        notes.pipeline = Pipeline(
-            notes,
-            lambda: self.llm,
+        return Pipeline(
+            self.writer,
+            lambda: self.llm,  # built at its first use, and a server may wrap it after start-up
             PipelineSettings(
                 link_k=s.link_k, link_threshold=s.link_threshold, max_links=s.max_links, link_choice=s.link_choice,
                 max_boxes=s.max_boxes, model_fields=model_fields(s),
             ),
         )
-        return notes
+
+    @cached_property
+    def notes(self) -> NoteService:
+        return NoteService(self.writer, self.pipeline)
 
     @cached_property
     def importer(self) -> Importer:

@@ -28,7 +28,6 @@ from pydantic import BaseModel, Field
 from . import __version__
 from .container import Container
 from .errors import AmemError, NotFoundError
-from .llm.fake import NoLLM
 from .server.worker import PausingLLM, QueueWorker, Turn
 from .services.context import build_context as context_block
 from .services.context import fit
@@ -206,7 +205,7 @@ def serve(c: Container, *, redact: bool = True) -> None:
     """Serve the vault over stdio until the client hangs up."""
     turn = Turn()
     c.indexer.watch()  # edits by others are seen within ~0.05 s, without rescanning the vault
-    if not isinstance(c.llm, NoLLM):  # the pipeline tells "no model" by its type
+    if c.llm is not None:  # None: no model
         c.llm = PausingLLM(c.llm, turn, c.vault)
     worker = QueueWorker(c, turn)
     server = build(c, turn, worker.wake, redact=redact)

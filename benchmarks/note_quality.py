@@ -280,7 +280,7 @@ def run(args) -> dict:
     from amem_cli.llm import make_llm
     from amem_cli.pipeline import construct
 
-    llm = make_llm("none" if args.llm == "none" and not args.model else "llama", model_path=args.model, threads=args.threads)
+    llm = "none" if args.llm == "none" and not args.model else make_llm("llama", model_path=args.model, threads=args.threads)
     work_set = [json.loads(line) for line in WORK_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
     data = json.loads(args.data.read_text(encoding="utf-8"))
     turns = sample_turns(data, args.turns)
@@ -341,7 +341,7 @@ def run(args) -> dict:
         for e, new, own in zip(evolved, cosines([(e["context"], e["new note"]) for e in evolved]),
                                cosines([(e["context"], e["own"]) for e in evolved])):
             e["nearer by cosine"] = new > own
-        identity = memory._c.llm.identity
+        identity = memory._c.llm.identity if memory._c.llm is not None else "none"
         threads = getattr(memory._c.llm, "threads", None)
 
     args.fields = ",".join(sorted(memory._c.notes.pipeline.settings.model_fields))

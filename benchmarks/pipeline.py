@@ -55,7 +55,7 @@ def main() -> int:
         valid = stats.valid_outputs[base_valid:]
         keywords = [(k, n.content) for n in notes for k in n.keywords]
         links = sum(len(n.links) for n in notes)
-        model = memory._c.llm.identity
+        model = memory._c.llm.identity if memory._c.llm is not None else "none"
 
     p95 = sorted(seconds)[int(len(seconds) * 0.95)]
     print(f"A-MEM pipeline: {len(turns)} turns of {args.path.name}, one add each; llm={model}; "

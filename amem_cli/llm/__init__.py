@@ -10,7 +10,6 @@ import os
 
 from amem_cli.errors import UsageError
 from amem_cli.llm.base import LLM, LLMError
-from amem_cli.llm.fake import NoLLM, ScriptedLLM, schema_example
 
 KINDS = ("llama", "openai", "none", "fake")
 _ALIASES = {
@@ -28,7 +27,7 @@ _ALIASES = {
     "fake": "fake",
 }
 
-__all__ = ["KINDS", "LLM", "LLMError", "NoLLM", "ScriptedLLM", "make_llm"]
+__all__ = ["KINDS", "LLM", "LLMError", "make_llm"]
 
 
 def make_llm(
@@ -41,19 +40,22 @@ def make_llm(
     threads: int | None = None,
     api_key: str | None = None,
     timeout: float = 120.0,
-) -> LLM:
+) -> LLM | None:
     """Build an LLM backend. `kind`: "llama" (default: llama.cpp in process, the bundled
     SmolLM2 unless `model_path`), "openai" (an OpenAI-compatible `url`; chosen when a
-    url is given and kind is None), "none" (deterministic fallbacks only) or "fake"
-    (answers the smallest schema-valid JSON). Nothing is loaded until the first call."""
+    url is given and kind is None), "none" (returns None: no model, the deterministic
+    methods only) or "fake" (answers the smallest schema-valid JSON). Nothing is loaded
+    until the first call."""
     if kind is None or not str(kind).strip():
         kind = "openai" if url else "llama"
     resolved = _ALIASES.get(str(kind).strip().lower())
     if resolved is None:
         raise UsageError(f"unknown LLM kind {kind!r}", hint=f"use one of: {', '.join(KINDS)}")
     if resolved == "none":
-        return NoLLM()
-    if resolved == "fake":
+        return None
+    if resolved == "fake":  # chosen by name, as `--embedder fake` is: the fakes ship in the package
+        from amem_cli.llm.fake import ScriptedLLM, schema_example
+
         return ScriptedLLM(default=schema_example)
     if resolved == "openai":
         if not url:

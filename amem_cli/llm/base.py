@@ -18,11 +18,12 @@ class LLM(Protocol):
     """A chat model that answers in JSON.
 
     `identity` names the backend and model (``"llama.cpp:SmolLM2-135M-Instruct.Q4_1.gguf"``,
-    ``"openai:http://127.0.0.1:8080/v1:qwen"``, ``"none"``, ``"fake"``).
+    ``"openai:http://127.0.0.1:8080/v1:qwen"``, ``"fake"``). No model at all is ``None``
+    where an LLM would be (``make_llm("none")``): callers ask ``llm is None``.
 
     `complete_json` returns the model's raw text (which callers must still parse and
-    check: small models produce garbage), or ``None`` when there is no model at all, in
-    which case callers use their deterministic fallbacks. It raises `LLMError` only when
+    check: small models produce garbage), or ``None`` when the model gives no answer,
+    in which case callers use their deterministic fallbacks. It raises `LLMError` only when
     the backend itself cannot be used (endpoint unreachable, model file unreadable),
     never because of what the model wrote.
     """

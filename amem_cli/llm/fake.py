@@ -1,4 +1,5 @@
-"""LLMs for tests and for running without a model. Real code, shipped in the package."""
+"""LLMs for tests and for `--llm fake`. Real code, shipped in the package; no other
+production module imports it (a test checks): code asks `llm is None`, never a type."""
 
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ class ScriptedLLM:
 
 
 class NoLLM:
-    """No model: every step takes its deterministic fallback."""
+    """A model that never answers, for tests: every step takes its deterministic
+    fallback, as with no model at all (`llm=None`)."""
 
     identity = "none"
 

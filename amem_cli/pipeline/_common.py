@@ -36,7 +36,7 @@ def ask(
     max_tokens: int,
     stats: StepStats,
 ) -> Parsed | None:
-    """One model call, parsed. None when there is no model (NoLLM, or llm=None).
+    """One model call, parsed. None when there is no model (llm=None) or it gives no answer.
 
     `LLMError` (endpoint down, model file unreadable) propagates: that is a setting to
     fix, not bad output. Any other exception from a backend counts as an invalid output.

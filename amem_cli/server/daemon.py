@@ -130,9 +130,7 @@ class Server:
                     warm()  # never while a command's output is being captured (see LlamaCppLLM.warm)
                 except Exception as exc:  # a bad model file: the worker reports it per job
                     print(f"model not loaded: {exc}", file=sys.__stderr__, flush=True)
-        from ..llm.fake import NoLLM
-
-        if not isinstance(c.llm, NoLLM):  # the pipeline tells "no model" by its type
+        if c.llm is not None:  # None: no model
             c.llm = PausingLLM(c.llm, self.turn, c.vault)
         server = self._listen()
         self.worker.start()

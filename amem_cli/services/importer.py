@@ -121,39 +121,14 @@ class Importer:
     ) -> ImportReport:
         self.notes.indexer.sync()
         known = self.notes.index.notes_by_metadata(SOURCE_HASH)  # one query, not one per line
-        boxes = dict(self.notes.index.boxes())  # as they will be once the batches before are stored
-        pending: list[Note] = []
-        ready: list[Note] = []  # prepared (built, embedding on the way), to be stored next
-        after: str | None = None  # the sequence so far ends with this note
-        done = 0
-        if progress:
-            progress(done, total)
-
-        def store_ready() -> None:
-            nonlocal after
-            if ready:
-                added = self.notes.store(ready, chain=chain, after=after, defer=defer)
-                report.ids.extend(n.id for n in added)
-                after = added[-1].id if chain else None
-                ready.clear()
-
-        def flush(last: bool = False) -> None:
-            # A batch is prepared before the one ahead of it is stored: the model embeds
-            # it while the files of the one ahead are written and linked.
-            batch = list(pending)
-            pending.clear()
-            if batch:
-                self.notes.prepare(batch, defer=defer, boxes=boxes)
-            store_ready()
-            ready.extend(batch)
-            if last:
-                store_ready()
-            if progress:
-                progress(done - len(ready), total)
-            if not last:
-                self.between_batches()
-
-        for done, (where, source, item) in enumerate(entries, 1):
+        batches = _Batches(
+            self.notes, report, total=total, chain=chain, defer=defer, size=batch, progress=progress,
+            between_batches=self.between_batches,
+            boxes=dict(self.notes.index.boxes()),  # as they will be once the batches before are stored
+        )
+        batches.report_progress()
+        for n, (where, source, item) in enumerate(entries, 1):
+            batches.read = n
             if isinstance(item, str):
                 report.skipped += 1
                 report.problems.append(item)
@@ -167,16 +142,69 @@ class Importer:
             existing = known.get(note.metadata[SOURCE_HASH])
             if existing is not None:
                 report.duplicates += 1
-                if chain:  # the notes after it continue the sequence from it
-                    flush(last=True)
-                    after = existing
+                if chain:
+                    batches.continue_after(existing)
                 continue
             report.redactions += redactions
-            pending.append(note)
-            if len(pending) >= batch:
-                flush()
-        flush(last=True)
+            batches.add(note)
+        batches.flush(last=True)
         return report
+
+
+@dataclass
+class _Batches:
+    """An import's notes on their way in, a batch at a time. A batch is prepared (built,
+    its embedding started) before the one ahead of it is stored: the model embeds it
+    while the files of the one ahead are written and linked."""
+
+    notes: NoteService
+    report: ImportReport
+    total: int | None  # entries to read, if known
+    chain: bool  # the notes are one sequence
+    defer: bool
+    size: int  # notes in a batch
+    progress: Callable[[int, int | None], None] | None
+    between_batches: Callable[[], None]
+    boxes: dict[str, int]  # {box: notes}, the notes of the batches prepared counted in
+    read: int = 0  # entries read so far
+    pending: list[Note] = field(default_factory=list)  # read, to be prepared
+    ready: list[Note] = field(default_factory=list)  # prepared (built, embedding on the way), to be stored next
+    after: str | None = None  # the sequence so far ends with this note
+
+    def add(self, note: Note) -> None:
+        self.pending.append(note)
+        if len(self.pending) >= self.size:
+            self.flush()
+
+    def continue_after(self, existing: str) -> None:
+        """The sequence goes on from `existing`, a note imported before: the notes read
+        next follow it."""
+        self.flush(last=True)
+        self.after = existing
+
+    def flush(self, last: bool = False) -> None:
+        """Prepare the pending notes, store those prepared before them (all, when `last`)."""
+        batch, self.pending = self.pending, []
+        if batch:
+            self.notes.prepare(batch, defer=self.defer, boxes=self.boxes)
+        self._store_ready()
+        self.ready.extend(batch)
+        if last:
+            self._store_ready()
+        self.report_progress()
+        if not last:
+            self.between_batches()
+
+    def report_progress(self) -> None:
+        if self.progress:
+            self.progress(self.read - len(self.ready), self.total)
+
+    def _store_ready(self) -> None:
+        if self.ready:
+            added = self.notes.store(self.ready, chain=self.chain, after=self.after, defer=self.defer)
+            self.report.ids.extend(n.id for n in added)
+            self.after = added[-1].id if self.chain else None
+            self.ready = []
 
 
 def _build(source: str, fields: dict[str, Any], redact: bool) -> tuple[Note, int]:

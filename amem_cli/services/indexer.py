@@ -16,7 +16,6 @@ from ..ids import collision_id, collision_prefix, settle_ids
 from ..index.sqlite import SqliteIndex
 from ..index.vectors import VectorIndex, note_of, vector_ids
 from ..models import Note, Status, SyncReport
-from ..pipeline.construct import BatchedEmbedder, unaided
 from ..store import MAX_NOTE_BYTES, FileStat, Vault, content_hash, parse_note_file
 from ..sync import plan_changes
 from ..utf8 import mend
@@ -43,12 +42,16 @@ class Indexer:
         index: SqliteIndex,
         embedder: Callable[[], Embedder],
         vectors: Callable[[], VectorIndex],
+        unaided_texts: Callable[[list[Note], Embedder], dict[str, str]],
         sync_interval: float = 0.0,
     ):
         self.vault = vault
         self.index = index
         self._embedder = embedder
         self._vectors = vectors
+        # {id: text} of notes as they would be without a model's fields: the pipeline's
+        # deterministic method (`pipeline.construct.unaided_texts`), given by the container.
+        self._unaided_texts = unaided_texts
         self._vectors_seen: str | None = None  # the last vector write this process knows of
         self.problems: list[str] = []  # bad files met by sync in this run, for the caller to show
         # A long-lived process (the API) looks at the files at most this often; its own
@@ -288,9 +291,7 @@ class Indexer:
         model's fields only add a way to find a note: a small model's vague context or
         broad tags must not move the note's only vector away from what it says."""
         out: dict[str, str] = {}
-        aided = [n for n in notes if n.generated]
-        embedder = BatchedEmbedder(self._embedder(), [n.content for n in aided if "keywords" in n.generated])
-        unaided_texts = {n.id: unaided(n, embedder).embedding_text() for n in aided}
+        unaided_texts = self._unaided_texts(notes, self._embedder())
         for note in notes:
             whole = out[note.id] = note.embedding_text()
             if unaided_texts.get(note.id, whole) != whole:

@@ -2,48 +2,36 @@
 
 from __future__ import annotations
 
-import json
-import random
-import time
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from ..errors import ConflictError, NotFoundError, UsageError
+from ..errors import UsageError
 from ..ids import check_id, new_id
 from ..markdown import normalise_text, parse_note, render_note, str_list
 from ..models import Note
-from ..pipeline.evolve import broken_rule
 from ..redact import REDACTED, redact_data
 from ..store import MAX_NOTE_BYTES, content_hash
 from ..timeutil import now, to_datetime
-from .indexer import Indexer
 from .jobs import QUEUED
+from .pipeline import Pipeline
+from .writer import NoteWriter
 
 NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", "metadata")
 # Half a file's limit: the rest is room for frontmatter, so amem never writes a note
 # file it would refuse to read back.
 MAX_CONTENT_BYTES = MAX_NOTE_BYTES // 2
-WRITTEN_CACHE = 8192  # notes remembered as written (import batches and the notes they link)
-# A note a person saves while amem changes it gets amem's change again on top of their
-# bytes, up to this many times, with a pause of up to CONFLICT_PAUSE x the try (seconds)
-# between; then the conflict is reported.
-CONFLICT_TRIES = 8
-CONFLICT_PAUSE = 0.005
 
 
 class NoteService:
-    def __init__(self, indexer: Indexer):
-        self.indexer = indexer
-        self.vault = indexer.vault
-        self.index = indexer.index
-        self.pipeline = None  # the A-MEM pipeline (services.pipeline), when there is one
-        # The notes this process wrote last, by path: (hash of the bytes written, the note).
-        # A rewrite whose file still holds those bytes skips parsing them again: an import
-        # rewrites each new note and its linked notes moments after writing them.
-        self._written: OrderedDict[str, tuple[str, Note]] = OrderedDict()
+    def __init__(self, writer: NoteWriter, pipeline: Pipeline):
+        self.writer = writer
+        # The A-MEM pipeline: builds new notes before they are written, links them after.
+        self.pipeline = pipeline
+        self.indexer = writer.indexer
+        self.vault = writer.vault
+        self.index = writer.index
 
     # -- building ---------------------------------------------------------
     @staticmethod
@@ -121,7 +109,7 @@ class NoteService:
         for note in notes:
             if not note.content.strip():
                 raise UsageError("the note is empty", hint="give the note some text")
-        if self.pipeline is not None and not defer:
+        if not defer:
             self.pipeline.build(notes, boxes=boxes)
         if embed:
             self.indexer.prefetch(notes)
@@ -153,12 +141,12 @@ class NoteService:
             with self.index.transaction():
                 stats = self.vault.write_many([(path, text, None) for path, text in zip(paths, texts)])
                 for note, path, stat, text in zip(notes, paths, stats, texts):
-                    self._record(note, path, stat, text)
+                    self.writer.record(note, path, stat, text)
                 if defer:
                     self.index.enqueue([n.id for n in notes], queued_at)
         if embed:
             self.indexer.flush_vectors()
-            if self.pipeline is not None and not defer:
+            if not defer:
                 self.pipeline.connect(notes)
                 notes = [self.index.get(n.id) or n for n in notes]  # with their new links
         return notes
@@ -207,139 +195,13 @@ class NoteService:
             notes.append(self.build(content, redact=redact, **item))
         return self.add_notes(notes, chain=True, after=after, defer=defer)
 
-    def update(
-        self, note_id: str, change, *, embed: bool = True, sync: bool = True, journal=None, redo: bool = True
-    ) -> Note:
-        """Re-read a note from its file, apply `change(note) -> note`, write it back. A
-        person's save in between wins: the change is made again on their bytes (`redo`),
-        or refused (ConflictError). `sync=False` when the caller has just synced (the
-        pipeline's many small updates). `journal(current, new, old_bytes, text)` is
-        called just before the file is written."""
-        if sync:
-            self.indexer.sync()
-        with self.vault.lock():
-            new = self._until_written(lambda: self._rewrite(note_id, change, journal=journal), CONFLICT_TRIES if redo else 1)
-        if embed:
-            self.indexer.flush_vectors()
-        return new
-
-    def update_many(self, changes: Mapping[str, Any], *, embed: bool = True, sync: bool = True) -> dict[str, Note]:
-        """`update` for many notes ({id: change}), under one lock and one index transaction:
-        the pipeline links a whole batch this way, each file read and written once, and all
-        made durable together."""
-        if sync:
-            self.indexer.sync()
-        with self.vault.lock(), self.index.transaction():
-            out = self._until_written(lambda: self._rewrite_many(changes), CONFLICT_TRIES)
-        if embed:
-            self.indexer.flush_vectors()
-        return out
-
-    @staticmethod
-    def _until_written(write, tries: int):
-        """`write()`, again while a person's save comes between its read and its write
-        (their bytes stay on disk, and `write` reads them again), up to `tries` times."""
-        for attempt in range(1, tries + 1):
-            try:
-                return write()
-            except ConflictError:
-                if attempt == tries:
-                    raise
-                time.sleep(random.uniform(0, CONFLICT_PAUSE * attempt))  # out of step with a person saving in a loop
-
-    def _rewrite_many(self, changes: Mapping[str, Any]) -> dict[str, Note]:
-        """Notes' reads, changes and one write of them all (the caller holds the lock)."""
-        out, todo = {}, []
-        for note_id, change in changes.items():
-            out[note_id], step = self._changed(note_id, change)
-            if step is not None:
-                todo.append(step)
-        stats = self.vault.write_many([(path, text, digest) for path, digest, _, text in todo])
-        for (path, _, new, text), stat in zip(todo, stats):
-            self._record(new, path, stat, text)
-        return out
-
-    def _rewrite(self, note_id: str, change, *, journal=None) -> Note:
-        """One note's read, change and write (the caller holds the lock)."""
-        new, step = self._changed(note_id, change, journal=journal)
-        if step is not None:
-            path, digest, _, text = step
-            self._record(new, path, self.vault.write_text(path, text, expect_hash=digest), text)
-        return new
-
-    def _changed(self, note_id: str, change, *, journal=None) -> tuple[Note, tuple[str, str, Note, str] | None]:
-        """The note read from its file and changed, and what to write: (path, hash of the
-        bytes read, the note, its text), or None when the change changes nothing."""
-        path = self._path(note_id)
-        data = self.vault.read_bytes(path)
-        digest = content_hash(data)
-        cached = self._written.get(path)
-        if cached is not None and cached[0] == digest:
-            current = cached[1].copy()
-        else:
-            current = parse_note(data.decode("utf-8"), path=path, fallback_id=note_id)
-        new = change(current.copy())
-        if new == current:
-            return current, None
-        new.updated_at = now()
-        text = render_note(new)
-        if journal is not None:
-            journal(current, new, data, text)
-        return new, (path, digest, new, text)
-
-    def _record(self, note: Note, path: str, stat, text: str) -> None:
-        """Index a note just written, and remember it for the next rewrite."""
-        digest = self.indexer.record_written(note, path, stat, text)
-        self._written[path] = (digest, note.copy())
-        self._written.move_to_end(path)
-        if len(self._written) > WRITTEN_CACHE:
-            self._written.popitem(last=False)
+    def update(self, note_id: str, change, **options: Any) -> Note:
+        """`NoteWriter.update`: re-read a note from its file, apply `change(note) -> note`, write it back."""
+        return self.writer.update(note_id, change, **options)
 
     def revise(self, note_id: str, changes: dict[str, Any], *, cause: str | None, model: str | None) -> Note:
-        """Evolution: change a note's context and/or tags (nothing else, within bounds: see
-        `broken_rule`), keep the file as it was in the revision log, and re-embed the note."""
-        self.indexer.sync()
-
-        def evolve(note: Note) -> Note:
-            if problem := broken_rule(changes, note.tags):  # the rules hold whatever the model said
-                raise UsageError(f"evolution of {note_id} refused: {problem}")
-            evolved = replace(note, **changes)
-            return replace(evolved, metadata=note.with_generated(list(changes))) if model else evolved
-
-        # A person's save meanwhile makes it their own version: a model does not change those.
-        new = self.revise_with(note_id, evolve, cause=cause, model=model, redo=False)
-        self.indexer.flush_vectors()
-        return new
-
-    def revise_with(self, note_id: str, change, *, cause: str | None, model: str | None, redo: bool) -> Note:
-        """`update` (no sync, no embedding) whose change is a revision: the file as it was
-        is kept in the revision log, for `history` and `undo`. `redo`: made again on a
-        person's save meanwhile, as `update` does; else refused (ConflictError)."""
-        recorded: list[int] = []
-
-        def journal(old: Note, new: Note, before: bytes, text: str) -> None:
-            # Recorded ahead of the file: a kill in between leaves a revision that never
-            # happened (doctor finds and drops it), never a change without its revision.
-            with self.index.transaction():
-                recorded.append(self.index.add_revision({
-                    "note_id": note_id, "cause": cause, "model": model, "at": now().isoformat(),
-                    "old_context": old.context, "new_context": new.context,
-                    "old_tags": json.dumps(old.tags), "new_tags": json.dumps(new.tags),
-                    "old_bytes": before, "new_hash": content_hash(text.encode("utf-8")),
-                }))
-
-        try:
-            new = self.update(note_id, change, embed=False, sync=False, journal=journal, redo=redo)
-        except BaseException:
-            self._drop_revisions(recorded)  # the file was not written (a person's save came first)
-            raise
-        self._drop_revisions(recorded[:-1])  # tries a person's save came between: never written
-        return new
-
-    def _drop_revisions(self, seqs: list[int]) -> None:
-        with self.index.transaction():
-            for seq in seqs:
-                self.index.drop_revision(seq)
+        """`NoteWriter.revise`: evolution of a note's context and/or tags, as a revision."""
+        return self.writer.revise(note_id, changes, cause=cause, model=model)
 
     def history(self, note_id: str) -> list[dict]:
         """The note's revisions (by evolution, and by fields derived again after an edit), oldest first."""
@@ -350,7 +212,7 @@ class NoteService:
         """Put back the file as it was before the note's last revision, byte for byte."""
         self.indexer.sync()
         with self.vault.lock():
-            path = self._path(note_id)
+            path = self.writer.path(note_id)
             revisions = self.index.revisions(note_id)
             if not revisions:
                 raise UsageError(f"the note {note_id} has no revision to undo", hint="see `amem history ID`")
@@ -374,7 +236,7 @@ class NoteService:
         self.indexer.sync()
         with self.vault.lock():
             note = self.get(note_id, sync=False)
-            path = self._path(note_id)
+            path = self.writer.path(note_id)
             referrers = self.index.referrers(note_id)
 
             def unlink(n: Note) -> Note:
@@ -400,29 +262,15 @@ class NoteService:
 
     # -- reads ------------------------------------------------------------
     def get(self, note_id: str, *, sync: bool = True) -> Note:
-        note_id = check_id(note_id)
-        if sync:
-            self.indexer.sync()
-            if path := self.index.path_of(note_id):
-                self.indexer.sync(paths=[path])  # this one file exactly, even if others are heard of late
-        note = self.index.get(note_id)
-        if note is None:
-            raise NotFoundError(f"no note with the id {note_id}", hint="see `amem list` for the ids")
-        return note
+        return self.writer.get(note_id, sync=sync)
 
     def path_of(self, note_id: str) -> str:
-        return self._path(check_id(note_id))
+        return self.writer.path_of(note_id)
+
 
     def list(self, **filters: Any) -> list[Note]:
         self.indexer.sync()
         return self.index.list_notes(**filters)
-
-    def _path(self, note_id: str) -> str:
-        path = self.index.path_of(note_id)
-        if path is None:
-            raise NotFoundError(f"no note with the id {note_id}", hint="see `amem list` for the ids")
-        return path
-
 
 def redact_note(note: Note) -> int:
     """Replace the secrets in every field a caller gives (text, keywords, tags, context,

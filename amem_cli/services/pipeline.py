@@ -12,13 +12,13 @@ from datetime import timedelta
 
 from ..errors import AmemError, ConflictError
 from ..llm.base import LLM, LLMError
-from ..llm.fake import NoLLM
 from ..models import MODEL_FIELDS, Note
 from ..pipeline import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
 from ..pipeline.construct import BatchedEmbedder, cosine
 from ..timeutil import now
 from .jobs import QUEUED, JobQueue
 from .rederive import DERIVABLE, fallbacks_of, filled, recorded, rederived, to_rederive
+from .writer import NoteWriter
 
 # A file modified this long after amem last wrote it (its `updated`) was edited by hand.
 HAND_EDIT_SLACK = timedelta(seconds=2)
@@ -68,21 +68,21 @@ class PipelineStats:
 
 
 class Pipeline:
-    def __init__(self, notes, llm: Callable[[], LLM], settings: PipelineSettings | None = None):
-        self.notes = notes  # the NoteService that writes
-        self.index = notes.index
-        self.indexer = notes.indexer
-        self._llm_factory = llm
-        self._llm: LLM | None = None
+    def __init__(self, writer: NoteWriter, llm: Callable[[], LLM | None], settings: PipelineSettings | None = None):
+        self.writer = writer  # changes stored notes: links, evolution, fields derived again
+        self.vault = writer.vault
+        self.index = writer.index
+        self.indexer = writer.indexer
+        self._llm = llm
         self.settings = settings or PipelineSettings()
         self.stats = PipelineStats()
         self.queue = JobQueue(self.index)
 
     @property
-    def llm(self) -> LLM:
-        if self._llm is None:
-            self._llm = self._llm_factory()
-        return self._llm
+    def llm(self) -> LLM | None:
+        """The model, None when there is none; asked for each time, as a server wraps
+        the container's model once it starts (`PausingLLM`)."""
+        return self._llm()
 
     # -- before writing ---------------------------------------------------
     def build(self, notes: list[Note], *, boxes: dict[str, int] | None = None) -> None:
@@ -92,7 +92,7 @@ class Pipeline:
         `metadata.amem_generated`. `boxes`: the boxes to choose from ({box:
         notes}; the index's by default), updated with those chosen here."""
         # Keyword extraction's embeddings, batched up front when it will surely run.
-        contents = [n.content for n in notes if not n.keywords] if isinstance(self.llm, NoLLM) else []
+        contents = [n.content for n in notes if not n.keywords] if self.llm is None else []
         embedder = BatchedEmbedder(self.indexer.embedder(), contents)
         if boxes is None:
             boxes = dict(self.index.boxes())
@@ -105,7 +105,7 @@ class Pipeline:
             fallbacks = list(c.fallbacks)
             if not note.boxes:
                 llm = self.llm if "boxes" in self.settings.model_fields else None
-                related = None if llm is None or isinstance(llm, NoLLM) else self._related_boxes(note, recent)
+                related = None if llm is None else self._related_boxes(note, recent)
                 b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=llm,
                                    max_boxes=self.settings.max_boxes, related=related)
                 note.boxes = b.boxes
@@ -116,7 +116,7 @@ class Pipeline:
                 boxes[box] = boxes.get(box, 0) + 1
                 recent.setdefault(box, deque(maxlen=RECENT_BOX_TERMS)).extend([*note.keywords, *note.tags])
             self.stats.fallbacks += len(fallbacks)
-            if not isinstance(self.llm, NoLLM):  # with no model the fallbacks are the method
+            if self.llm is not None:  # with no model the fallbacks are the method
                 if fallbacks:
                     note.metadata = {**note.metadata, "amem_fallbacks": fallbacks}
                 note.metadata = note.with_generated([f for f, by in c.sources.items() if by == "llm"])
@@ -171,10 +171,11 @@ class Pipeline:
 
         if owed:  # the model's version of fields derived again after an edit: a revision too
             self.indexer.sync()
-            self.notes.revise_with(stored.id, fill, cause="edit", model=self.llm.identity, redo=True)
+            model = self.llm.identity if self.llm is not None else None  # None: the deterministic method's
+            self.writer.revise_with(stored.id, fill, cause="edit", model=model, redo=True)
             self.indexer.flush_vectors()
         else:
-            self.notes.update(stored.id, fill)
+            self.writer.update(stored.id, fill)
         self.connect([self.index.get(stored.id)])
 
     # -- after a person's edit ---------------------------------------------
@@ -187,7 +188,7 @@ class Pipeline:
         current = self.index.get_many([n.id for n in edited], links=False)
         todo = [(before, note) for before in edited
                 if (note := current.get(before.id)) is not None and note.derived and note.extra.get("pinned") is not True]
-        if not todo or self.notes.vault.read_only:  # (a read-only vault: amem may not write there)
+        if not todo or self.vault.read_only:  # (a read-only vault: amem may not write there)
             return
         embedder, boxes, model = self.indexer.embedder(), dict(self.index.boxes()), self._has_model()
         for before, note in todo:
@@ -200,7 +201,7 @@ class Pipeline:
                 return new
 
             try:  # made again on the person's bytes if they save meanwhile
-                new = self.notes.revise_with(note.id, change, cause="edit", model=None, redo=True)
+                new = self.writer.revise_with(note.id, change, cause="edit", model=None, redo=True)
             except (AmemError, OSError) as exc:  # the person keeps saving, the disk is full...: their bytes stay
                 self.indexer.problems.append(f"{note.id}: its fields were not derived again from its new text: {exc}")
                 continue
@@ -211,7 +212,7 @@ class Pipeline:
     def _has_model(self) -> bool:
         """Whether a model is configured and can be found (else there is no model work to queue)."""
         try:
-            return not isinstance(self.llm, NoLLM)
+            return self.llm is not None
         except LLMError:
             return False
 
@@ -239,7 +240,7 @@ class Pipeline:
     def revisit(self, note_id: str, *, dry_run: bool = False) -> dict:
         """`amem evolve`: link an existing note again and let all its linked notes evolve.
         Returns {"links": new link ids, "evolutions": {id: changes}}; `dry_run` writes nothing."""
-        note = self.notes.get(note_id)
+        note = self.writer.get(note_id)
         vector = self.indexer.vectors_of([note_id]).get(note_id)
         new_links = self.propose_links(note, self._candidates([note], {note_id: vector})[note_id]) if vector is not None else []
         evolutions = {}
@@ -300,7 +301,7 @@ class Pipeline:
                 backlinks=self._merged(n.backlinks, backlinks.get(note_id, [])),
             )
 
-        self.notes.update_many({i: add(i) for i in {**links, **backlinks}}, embed=False, sync=False)
+        self.writer.update_many({i: add(i) for i in {**links, **backlinks}}, embed=False, sync=False)
         self.stats.links += len(pairs)
 
     def _merged(self, written: list[str], ids: list[str]) -> list[str]:
@@ -325,7 +326,7 @@ class Pipeline:
     def _revise(self, target_id: str, changes: dict, cause: str) -> bool:
         """Whether the note evolved: not when a person saved it meanwhile (it is theirs now)."""
         try:
-            self.notes.revise(target_id, changes, cause=cause, model=self.llm.identity)
+            self.writer.revise(target_id, changes, cause=cause, model=self.llm.identity)
         except ConflictError:
             return False
         self.stats.evolutions += 1
@@ -333,14 +334,14 @@ class Pipeline:
 
     def _may_evolve(self, note_id: str) -> bool:
         """A model that evolves notes is there, and the note is neither pinned nor a person's own version."""
-        if "evolution" not in self.settings.model_fields or isinstance(self.llm, NoLLM):
+        if "evolution" not in self.settings.model_fields or self.llm is None:
             return False
         note = self.index.get(note_id)
         return note is not None and note.extra.get("pinned") is not True and not self._hand_edited(note_id, note)
 
     def _hand_edited(self, note_id: str, note: Note) -> bool:
         """Has a person saved the file since amem last wrote it (its `updated` time)?"""
-        stat = self.notes.vault.stat(self.index.path_of(note_id))
+        stat = self.vault.stat(self.index.path_of(note_id))
         if stat is None or note.updated_at is None:
             return True
         # In seconds: `updated + 2 s` does not exist at the end of the year 9999.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from amem_cli import AgentMemory
-from amem_cli.llm import ScriptedLLM
+from amem_cli.llm.fake import ScriptedLLM
 
 OLD = "The staging cluster runs three m5.large nodes in the eu-west-1 region."
 NEW = "The staging cluster now runs five c7g.xlarge Graviton nodes in us-east-2."

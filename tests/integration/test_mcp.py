@@ -69,6 +69,9 @@ def test_mcp_over_stdio(vault, tmp_path, amem_cmd):
                 read = await s.read_resource(f"amem://note/{tea['id']}")
                 assert read.contents[0].mime_type == "text/markdown"
                 assert read.contents[0].text == (vault / f"{tea['id']}.md").read_text(encoding="utf-8")
+                # With no model (`--llm none`) the deterministic method is the method: its
+                # fields are not marked as a model's fallbacks.
+                assert "amem_fallbacks" not in read.contents[0].text and "keywords:" in read.contents[0].text
 
                 # Errors come back as MCP errors; the session carries on.
                 missing = await s.call_tool("get_note", {"id": "20990101T000000000-none"})

@@ -96,7 +96,7 @@ def test_an_evolution_that_meets_a_save_gives_way_and_the_add_goes_on(vault, mon
     version (a note a person edits is theirs: amem does not evolve those), and the note
     being added is stored and linked all the same."""
     from amem_cli import AgentMemory
-    from amem_cli.llm import ScriptedLLM
+    from amem_cli.llm.fake import ScriptedLLM
 
     def reply(messages, schema):
         props = set(schema.get("properties", {}))

@@ -13,7 +13,8 @@ from hostile_replies import NEIGHBOUR, NEW, replies
 
 from amem_cli import AgentMemory
 from amem_cli.ids import is_valid_id
-from amem_cli.llm import ScriptedLLM, prompts
+from amem_cli.llm import prompts
+from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note
 from amem_cli.pipeline import construct, decide_evolution
 from amem_cli.pipeline.evolve import MAX_TAGS, Neighbour, NewNote

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from amem_cli import AgentMemory
 from amem_cli.errors import UsageError
-from amem_cli.llm import ScriptedLLM, prompts
+from amem_cli.llm import prompts
+from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.llm.structured import clean_sentence
 from amem_cli.markdown import parse_note
 from amem_cli.pipeline.evolve import MAX_TAGS

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from amem_cli.llm import ScriptedLLM
+from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.llm.fake import schema_example
 from secret_corpus import decoys, secrets
 

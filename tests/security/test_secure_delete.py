@@ -59,7 +59,7 @@ def test_rm_of_an_evolved_note_drops_its_revisions(vault):
     """Evolution keeps a note's bytes before each change (for `amem undo`): once the
     note is removed they can never be undone, and they hold its text."""
     from amem_cli import AgentMemory
-    from amem_cli.llm import ScriptedLLM
+    from amem_cli.llm.fake import ScriptedLLM
 
     def reply(messages, schema):
         props = set(schema.get("properties", {}))

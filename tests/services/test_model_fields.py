@@ -10,7 +10,7 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.config import BUNDLED_MODEL_FIELDS, load_settings, model_fields
 from amem_cli.errors import UsageError
-from amem_cli.llm import ScriptedLLM
+from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.models import MODEL_FIELDS
 from amem_cli.pipeline import summary_sentence
 

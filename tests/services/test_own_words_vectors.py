@@ -8,7 +8,7 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.index.migrations import m007_own_words_vectors
 from amem_cli.index.vectors import OWN_WORDS
-from amem_cli.llm import ScriptedLLM
+from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.pipeline.construct import cosine
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from amem_cli import AgentMemory
 from amem_cli.cli.app import app
 from amem_cli.errors import UsageError
-from amem_cli.llm import ScriptedLLM
+from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note
 
 DEPLOY = "The deploy failed because the Postgres migration locked the users table for ten minutes."

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from amem_cli import AgentMemory
-from amem_cli.llm import ScriptedLLM
+from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.pipeline.construct import summary_sentence
 from amem_cli.services.jobs import QUEUED

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from amem_cli.embed.fake import HashEmbedder
-from amem_cli.llm import ScriptedLLM
+from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note
 from amem_cli.pipeline import Neighbour, NewNote, classify_boxes, construct, decide_evolution, summary_sentence
 from amem_cli.pipeline.boxes import fallback_boxes

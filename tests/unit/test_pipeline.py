@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from amem_cli.embed.fake import HashEmbedder
-from amem_cli.llm import LLMError, NoLLM, ScriptedLLM, prompts
+from amem_cli.llm import LLMError, prompts
+from amem_cli.llm.fake import NoLLM, ScriptedLLM
 from amem_cli.pipeline import (
     Candidate,
     Evolution,

@@ -1,0 +1,63 @@
+"""Who may import whom, read from the source (AST): production code never imports a
+test double to ask what it is, the indexer stays below the pipeline, and the pipeline
+does not call back into `NoteService` (it is handed the writer they share)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import amem_cli
+
+PACKAGE = Path(amem_cli.__file__).parent
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """The modules `path` imports, relative imports resolved (`from x import y`: x and x.y)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def modules() -> dict[str, set[str]]:
+    return {module_name(p): imports(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_the_resolver_sees_relative_imports():
+    found = imports(PACKAGE / "services" / "notes.py")
+    assert {"amem_cli.services.writer", "amem_cli.services.writer.NoteWriter", "amem_cli.models.Note"} <= found
+
+
+def test_only_make_llm_imports_the_fake_llms():
+    """`--llm fake` is chosen by name in `make_llm`; nothing else asks for a fake, let
+    alone tests for its type (no model is `llm is None`)."""
+    importers = {m for m, found in modules().items() if any(i.startswith("amem_cli.llm.fake") for i in found)}
+    assert importers == {"amem_cli.llm"}
+    named = {p.name for p in PACKAGE.rglob("*.py") if p.name != "fake.py" and "NoLLM" in p.read_text(encoding="utf-8")}
+    assert named == set()
+
+
+def test_the_indexer_does_not_import_the_pipeline():
+    found = modules()["amem_cli.services.indexer"]
+    assert not {i for i in found if i.startswith(("amem_cli.pipeline", "amem_cli.services.pipeline"))}
+
+
+def test_the_pipeline_and_the_writer_do_not_import_the_note_service():
+    for name in ("amem_cli.services.pipeline", "amem_cli.services.writer"):
+        assert not {i for i in modules()[name] if i.startswith("amem_cli.services.notes")}, name
