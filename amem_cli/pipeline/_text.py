@@ -5,24 +5,13 @@ from __future__ import annotations
 import re
 import unicodedata
 
-STOPWORDS = frozenset(
-    """
-    a about above after again against all also am an and any are aren't as at be because
-    been before being below between both but by can can't cannot could couldn't did didn't
-    do does doesn't doing don't down during each either else even ever every few for from
-    further get gets got had hadn't has hasn't have haven't having he he'd he'll he's her
-    here here's hers herself him himself his how how's however i i'd i'll i'm i've if in
-    into is isn't it it's its itself just let's like may me might more most much must
-    mustn't my myself neither no nor not now of off often on once one only or other ought
-    our ours ourselves out over own per quite rather really same say says shall shan't she
-    she'd she'll she's should shouldn't since so some still such than that that's the their
-    theirs them themselves then there there's these they they'd they'll they're they've
-    this those though through thus to too under until up upon us use used uses using very
-    via was wasn't we we'd we'll we're we've were weren't what what's when when's where
-    where's whether which while who who's whom whose why why's will with within without
-    won't would wouldn't yet you you'd you'll you're you've your yours yourself yourselves
-    new today yesterday tomorrow
-    """.split()
+from ..text import is_stopword as function_word
+from ..text import words
+
+# Common words that are not function words, so a query keeps them ("on 8 May", "what
+# happened today"), but that make poor keywords and labels for a note.
+VAGUE_WORDS = frozenset(
+    "get gets got like may new one say says today tomorrow yesterday use used uses using".split()
 )
 
 _TOKEN = re.compile(r"\w(?:[\w'’\-.]*\w)?", re.UNICODE)
@@ -34,18 +23,14 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
-def words(text: str) -> list[str]:
-    """Lowercased word tokens, hyphenated words split ("rebase-squash" -> rebase, squash)."""
-    return [w for w in re.findall(r"\w+", text.casefold(), re.UNICODE)]
-
-
 def segments(text: str) -> list[str]:
     """Pieces of text between punctuation, so n-grams never cross a clause."""
     return [s for s in _SEGMENT_BREAK.split(text) if s.strip()]
 
 
 def is_stopword(token: str) -> bool:
-    return token.casefold().replace("’", "'") in STOPWORDS
+    """A function word, or a word too vague to be a keyword or label."""
+    return function_word(token) or token.casefold() in VAGUE_WORDS
 
 
 _SUFFIXES = (

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from amem_cli.pipeline._text import content_words, is_stopword, prefix_len, stem, tokens, word_matches, words
+from amem_cli.pipeline._text import content_words, is_stopword, prefix_len, stem, tokens, word_matches
+from amem_cli.text import words
 
 # A sentence must restate at least this many content words of its note.
 MIN_CONTENT_WORDS = 3

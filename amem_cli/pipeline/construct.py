@@ -17,13 +17,8 @@ from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, firs
 from amem_cli.models import Note
 from amem_cli.pipeline._common import StepStats, ask
 from amem_cli.pipeline.checks import context_problem, junk_label, thin_sentence, topic_labels, without_speakers
-from amem_cli.pipeline._text import (
-    grounded,
-    is_stopword,
-    segments,
-    tokens,
-    words,
-)
+from amem_cli.pipeline._text import grounded, is_stopword, segments, tokens
+from amem_cli.text import words
 
 FIELDS = ("keywords", "tags", "context")
 MAX_KEYWORDS = 5

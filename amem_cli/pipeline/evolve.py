@@ -17,7 +17,7 @@ from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM
 from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, validate
 from amem_cli.pipeline._common import StepStats, ask
-from amem_cli.pipeline._text import words
+from amem_cli.text import words
 from amem_cli.pipeline.checks import evolution_problem, grounded_in, topic_labels
 
 MAX_TAGS = 8

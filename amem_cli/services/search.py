@@ -15,7 +15,7 @@ from ..index.sqlite import NoteFilter
 from ..models import SearchHit
 from ..retrieve.fusion import FUSIONS
 from ..retrieve.graph import neighbourhood, personalised_pagerank
-from ..retrieve.query import keywords, substring_terms, words
+from ..retrieve.query import keywords, substring_terms, terms
 from .indexer import Indexer
 
 MODES = ("hybrid", "semantic", "keyword", "graph")
@@ -178,7 +178,7 @@ class SearchService:
         if self._speakers[0] != generation:
             self._speakers = (generation, self.index.speakers())
         speakers = self._speakers[1]
-        named = [speakers[w] for w in words(query) if w in speakers]
+        named = [speakers[w] for w in terms(query) if w in speakers]
         by_named = self.index.speaker_notes(named, (i for i, _, _ in fused))
         if not by_named:
             return fused

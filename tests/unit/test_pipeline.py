@@ -27,7 +27,8 @@ from amem_cli.pipeline import (
     summary_sentence,
 )
 from amem_cli.pipeline.construct import candidate_phrases, tags_from_keywords
-from amem_cli.pipeline._text import STOPWORDS, grounded, slugify
+from amem_cli.pipeline._text import grounded, slugify
+from amem_cli.text import STOPWORDS
 
 NOTE = (
     "The deploy failed because the Postgres migration locked the users table for ten minutes. "

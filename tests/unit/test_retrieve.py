@@ -8,7 +8,8 @@ import pytest
 
 from amem_cli.retrieve.fusion import FUSIONS, rrf, score_fusion
 from amem_cli.retrieve.graph import neighbourhood, personalised_pagerank
-from amem_cli.retrieve.query import STOPWORDS, cjk_terms, keywords, words
+from amem_cli.retrieve.query import cjk_terms, keywords, terms
+from amem_cli.text import STOPWORDS
 
 # -- query -------------------------------------------------------------------
 
@@ -36,7 +37,7 @@ def test_keywords_empty_and_punctuation_only():
 
 
 def test_words_lowercase_unique_in_order():
-    assert words("Bob met Alice; alice met BOB.") == ["bob", "met", "alice"]
+    assert terms("Bob met Alice; alice met BOB.") == ["bob", "met", "alice"]
 
 
 def test_keywords_drop_possessive_and_contraction_fragments():

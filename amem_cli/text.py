@@ -1,0 +1,38 @@
+"""Words and stop words: the one tokenizer and stop-word list retrieval and the pipeline share."""
+
+from __future__ import annotations
+
+import re
+
+# Function words and question words: they match nearly every note and say little, in a
+# query as in a keyword.
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are aren't as at be because
+    been before being below between both but by can can't cannot could couldn't did didn't
+    do does doesn't doing don't down during each either else even ever every few for from
+    further had hadn't has hasn't have haven't having he he'd he'll he's her here here's
+    hers herself him himself his how how's however i i'd i'll i'm i've if in into is isn't
+    it it's its itself just kind let's likely me might more most much must mustn't my
+    myself neither no nor not now of off often on once only or other ought our ours
+    ourselves out over own per quite rather really same shall shan't she she'd she'll she's
+    should shouldn't since so some still such than that that's the their theirs them
+    themselves then there there's these they they'd they'll they're they've this those
+    though through thus to too under until up upon us very via was wasn't we we'd we'll
+    we're we've were weren't what what's when when's where where's whether which while who
+    who's whom whose why why's will with within without won't would wouldn't yet you you'd
+    you'll you're you've your yours yourself yourselves
+    """.split()
+)
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def words(text: str) -> list[str]:
+    """The text's word tokens, lower-cased ("rebase-squash" -> rebase, squash). Lower, not
+    casefold: the full-text index folds case the same way ("straße" stays "straße")."""
+    return _WORD.findall(text.lower())
+
+
+def is_stopword(word: str) -> bool:
+    return word.casefold().replace("’", "'") in STOPWORDS
