@@ -12,7 +12,7 @@ from .embed.base import Embedder
 from .index.sqlite import SqliteIndex
 from .index.vectors import VectorIndex
 from .llm.base import LLM
-from .pipeline.construct import unaided_texts
+from .steps.construct import unaided_texts
 from .places import cache_root
 from .services.importer import Importer
 from .services.indexer import Indexer
@@ -21,7 +21,7 @@ from .services.notes import NoteService
 from .services.pipeline import Pipeline, PipelineSettings
 from .services.search import RetrievalSettings, SearchService
 from .services.writer import NoteWriter
-from .store import Vault
+from .vault import Vault
 
 if TYPE_CHECKING:
     from .services.doctor import Doctor

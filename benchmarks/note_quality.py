@@ -278,7 +278,7 @@ def run(args) -> dict:
     from amem_cli import AgentMemory, NoteBuilder
     from amem_cli.config import BUNDLED_MODEL_FIELDS
     from amem_cli.llm import make_llm
-    from amem_cli.pipeline import construct
+    from amem_cli.steps import construct
 
     llm = "none" if args.llm == "none" and not args.model else make_llm("llama", model_path=args.model, threads=args.threads)
     work_set = [json.loads(line) for line in WORK_SET.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -36,7 +36,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from amem_cli import AgentMemory
-    from amem_cli.pipeline._text import grounded
+    from amem_cli.steps._text import grounded
 
     turns = turns_of(json.loads(args.path.read_text(encoding="utf-8"))[0]["conversation"])[: args.turns]
     seconds, calls = [], []

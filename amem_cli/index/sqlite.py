@@ -18,7 +18,7 @@ import sqlite_utils
 
 from .. import links as link_names
 from ..models import Note
-from ..store import FileStat, content_hash
+from ..vault import FileStat, content_hash
 from ..timeutil import day, to_datetime, utc_key
 from .migrations import migrations
 

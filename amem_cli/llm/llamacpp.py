@@ -93,7 +93,7 @@ def _model_defaults(extra_buffers: bool) -> Iterator[None]:
 
 def disable_extra_buffers_globally() -> None:
     """Make every later `Llama()` in this process skip extra buffer types (used by the
-    server launcher, `python -m amem_cli.llm.server`)."""
+    server launcher, `python -m amem_cli.llm.endpoint`)."""
     import llama_cpp.llama as llama_module
 
     lib = llama_module.llama_cpp

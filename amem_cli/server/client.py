@@ -138,7 +138,7 @@ def start(settings, flags: dict[str, str]) -> bool:
     with the command's own global options, so that it works with the same settings.
     False when the vault's checks fail: the command then runs here and says why."""
     from ..errors import AmemError
-    from ..store import Vault
+    from ..vault import Vault
 
     try:
         Vault(settings.dir).ensure()  # what the server does first: a refusal here, not a minute's wait for it

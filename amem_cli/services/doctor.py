@@ -24,14 +24,14 @@ from ..ids import settle_ids
 from ..index.vectors import note_of
 from ..links import NameTable
 from ..models import Note
-from ..store import content_hash, parse_note_file
+from ..vault import content_hash, parse_note_file
 from .indexer import Indexer
 from .jobs import QUEUED, JobQueue
 
 if TYPE_CHECKING:
     from ..index.sqlite import SqliteIndex
     from ..index.vectors import VectorIndex
-    from ..store import Vault
+    from ..vault import Vault
     from .notes import NoteService
 
 # What `Vault.write_many` leaves when killed between its temp files and the renames.

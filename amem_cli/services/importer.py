@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 
 from ..errors import AmemError, NotFoundError, UsageError
 from ..models import Note
-from ..store import Vault, content_hash, parse_note_file
+from ..vault import Vault, content_hash, parse_note_file
 from ..utf8 import mend
 from .notes import NOTE_FIELDS, NoteService, redact_note
 

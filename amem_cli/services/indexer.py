@@ -16,8 +16,8 @@ from ..ids import collision_id, collision_prefix, settle_ids
 from ..index.sqlite import SqliteIndex
 from ..index.vectors import VectorIndex, note_of, vector_ids
 from ..models import Note, Status, SyncReport
-from ..store import MAX_NOTE_BYTES, FileStat, Vault, content_hash, parse_note_file
-from ..sync import plan_changes
+from ..vault import MAX_NOTE_BYTES, FileStat, Vault, content_hash, parse_note_file
+from ..changes import plan_changes
 from ..utf8 import mend
 
 EMBED_BATCH = 256

@@ -12,7 +12,7 @@ from ..ids import check_id, new_id
 from ..markdown import normalise_text, parse_note, render_note, str_list
 from ..models import Note
 from ..redact import REDACTED, redact_data
-from ..store import MAX_NOTE_BYTES, content_hash
+from ..vault import MAX_NOTE_BYTES, content_hash
 from ..timeutil import now, to_datetime
 from .jobs import QUEUED
 from .pipeline import Pipeline

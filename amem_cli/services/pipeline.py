@@ -13,8 +13,8 @@ from datetime import timedelta
 from ..errors import AmemError, ConflictError
 from ..llm.base import LLM, LLMError
 from ..models import MODEL_FIELDS, Note
-from ..pipeline import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
-from ..pipeline.construct import BatchedEmbedder, cosine
+from ..steps import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
+from ..steps.construct import BatchedEmbedder, cosine
 from ..timeutil import now
 from .jobs import QUEUED, JobQueue
 from .rederive import DERIVABLE, fallbacks_of, filled, recorded, rederived, to_rederive

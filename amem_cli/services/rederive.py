@@ -12,8 +12,8 @@ from dataclasses import replace
 
 from ..embed.base import Embedder
 from ..models import FALLBACKS, GENERATED, Note
-from ..pipeline import classify_boxes
-from ..pipeline.construct import FIELDS, construct
+from ..steps import classify_boxes
+from ..steps.construct import FIELDS, construct
 from .jobs import QUEUED
 
 # The fields derived from a note's text (evolution and the model write no others).

@@ -14,7 +14,7 @@ from ..errors import UsageError
 from ..index.sqlite import NoteFilter
 from ..models import SearchHit
 from ..retrieve.fusion import FUSIONS
-from ..retrieve.graph import neighbourhood, personalised_pagerank
+from ..retrieve.pagerank import neighbourhood, personalised_pagerank
 from ..retrieve.query import keywords, substring_terms, terms
 from .indexer import Indexer
 

@@ -17,8 +17,8 @@ from ..errors import ConflictError, NotFoundError, UsageError
 from ..ids import check_id
 from ..markdown import parse_note, render_note
 from ..models import Note
-from ..pipeline.evolve import broken_rule
-from ..store import content_hash
+from ..steps.evolve import broken_rule
+from ..vault import content_hash
 from ..timeutil import now
 from .indexer import Indexer
 

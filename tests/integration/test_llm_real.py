@@ -11,9 +11,9 @@ from amem_cli.embed.fake import HashEmbedder
 from amem_cli.llm import make_llm
 from amem_cli.llm import prompts
 from amem_cli.llm.structured import parse_reply
-from amem_cli.pipeline import Candidate, NewNote, Neighbour, choose_links, classify_boxes, construct, decide_evolution
-from amem_cli.pipeline._text import grounded, words
-from amem_cli.pipeline.checks import grounded_in
+from amem_cli.steps import Candidate, NewNote, Neighbour, choose_links, classify_boxes, construct, decide_evolution
+from amem_cli.steps._text import grounded, words
+from amem_cli.steps.checks import grounded_in
 
 pytestmark = pytest.mark.integration
 

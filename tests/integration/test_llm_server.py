@@ -29,7 +29,7 @@ def llm_server(tmp_path_factory):
     log_path = tmp_path_factory.mktemp("llm_server") / "server.log"
     log = log_path.open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "amem_cli.llm.server", "--model", str(default_model_path()),
+        [sys.executable, "-m", "amem_cli.llm.endpoint", "--model", str(default_model_path()),
          "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1"],
         stdout=log, stderr=subprocess.STDOUT,
     )

@@ -101,7 +101,7 @@ def test_unexpected_errors_are_tool_errors(vault, monkeypatch):
 
     from amem_cli.config import load_settings
     from amem_cli.container import Container
-    from amem_cli.mcp_server import build
+    from amem_cli.mcp_tools import build
     from amem_cli.server.worker import Turn
 
     c = Container(load_settings(dir=str(vault), embedder="fake"))

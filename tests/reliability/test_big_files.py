@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import pytest
 
 from amem_cli.markdown import parse_note
-from amem_cli.store import MAX_NOTE_BYTES
+from amem_cli.vault import MAX_NOTE_BYTES
 
 PARSE_BOUND = 5.0  # seconds
 # A command: sync, index, embed (the fake embedder hashes every word) and write; ~3-8 s

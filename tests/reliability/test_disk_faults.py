@@ -139,7 +139,7 @@ def test_a_write_that_fails_half_way_leaves_the_old_file(vault, monkeypatch):
     def full(fd):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("amem_cli.store.os.fsync", full)
+    monkeypatch.setattr("amem_cli.vault.os.fsync", full)
     one_clear_line(amem(vault, "add", "One note too many"), "space")
     one_clear_line(amem(vault, "rm", ids[0]), "space")
     monkeypatch.undo()
@@ -159,8 +159,8 @@ def test_a_batch_write_that_fails_leaves_every_file_as_it_was(vault, tmp_path, m
     def full(fd):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("amem_cli.store._syncfs", lambda: None)
-    monkeypatch.setattr("amem_cli.store.os.fsync", full)
+    monkeypatch.setattr("amem_cli.vault._syncfs", lambda: None)
+    monkeypatch.setattr("amem_cli.vault.os.fsync", full)
     one_clear_line(amem(vault, "import", str(jsonl)), "space")
     monkeypatch.undo()
     assert note_files(vault) == before
@@ -173,7 +173,7 @@ def test_a_batch_write_is_durable_with_syncfs_or_without(vault, tmp_path, monkey
     ids = stocked(vault)
     for n, syncfs in enumerate((None, "real")):
         if syncfs is None:
-            monkeypatch.setattr("amem_cli.store._syncfs", lambda: None)
+            monkeypatch.setattr("amem_cli.vault._syncfs", lambda: None)
         else:
             monkeypatch.undo()
         jsonl = tmp_path / f"more{n}.jsonl"

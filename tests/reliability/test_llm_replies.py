@@ -16,8 +16,8 @@ from amem_cli.ids import is_valid_id
 from amem_cli.llm import prompts
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note
-from amem_cli.pipeline import construct, decide_evolution
-from amem_cli.pipeline.evolve import MAX_TAGS, Neighbour, NewNote
+from amem_cli.steps import construct, decide_evolution
+from amem_cli.steps.evolve import MAX_TAGS, Neighbour, NewNote
 
 REPLIES = replies()
 SECONDS_PER_REPLY = 5.0  # generous for a loaded CI machine: the slowest took 88 s before replies were cut to their budget

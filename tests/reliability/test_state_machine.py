@@ -123,9 +123,9 @@ class VaultMachine(RuleBasedStateMachine):
             return
         target = self._pick(data) if op in ("evolve", "delete") else None
         texts = data.draw(st.lists(TEXT, min_size=1, max_size=3))
-        import amem_cli.store as store
+        import amem_cli.vault as vault_module
 
-        real_replace, writes = store.os.replace, []
+        real_replace, writes = vault_module.os.replace, []
 
         def dying_replace(src, dst):
             writes.append(dst)
@@ -133,7 +133,7 @@ class VaultMachine(RuleBasedStateMachine):
                 raise Crash()
             real_replace(src, dst)
 
-        store.os.replace = dying_replace
+        vault_module.os.replace = dying_replace
         try:
             if op == "add":
                 self.mem.add(texts[0])

@@ -131,7 +131,7 @@ def test_mcp_add_memory(vault, llm):
 
     from amem_cli.config import load_settings
     from amem_cli.container import Container
-    from amem_cli.mcp_server import build
+    from amem_cli.mcp_tools import build
     from amem_cli.server.worker import Turn
 
     c = Container(load_settings(dir=str(vault), embedder="fake"), create=True)

@@ -43,7 +43,7 @@ def test_amem_context_quotes_every_line_of_a_poisoned_note(run):
 def test_build_context_api_and_mcp_tool(memory, vault):
     from mcp import Client
 
-    from amem_cli.mcp_server import build
+    from amem_cli.mcp_tools import build
     from amem_cli.server.worker import Turn
 
     note = memory.add(POISON, tags=["pottery"])

@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from amem_cli.errors import VaultError
-from amem_cli.store import Vault
+from amem_cli.vault import Vault
 
 
 def _snapshot(folder):

@@ -9,7 +9,7 @@ from collections import Counter
 
 from amem_cli import AgentMemory
 from amem_cli.llm.fake import ScriptedLLM
-from amem_cli.pipeline import summary_sentence
+from amem_cli.steps import summary_sentence
 
 BOB = "Bob is allergic to peanuts; do not order Thai food for the team lunch."
 

@@ -12,7 +12,7 @@ from amem_cli.config import BUNDLED_MODEL_FIELDS, load_settings, model_fields
 from amem_cli.errors import UsageError
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.models import MODEL_FIELDS
-from amem_cli.pipeline import summary_sentence
+from amem_cli.steps import summary_sentence
 
 NOTE = "The reporting job only works with the Postgres driver version 4.2, not 5.0."
 RELATED = "The reporting job reads the Postgres replica every night at two."

@@ -10,7 +10,7 @@ from amem_cli.index.migrations import m007_own_words_vectors
 from amem_cli.index.vectors import OWN_WORDS
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note, render_note
-from amem_cli.pipeline.construct import cosine
+from amem_cli.steps.construct import cosine
 
 PAINTING = "Melanie painted a sunrise over the lake last weekend."
 # What a small model writes for any note: grounded keywords, a vague context, broad tags.

@@ -11,7 +11,7 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note, render_note
-from amem_cli.pipeline.construct import summary_sentence
+from amem_cli.steps.construct import summary_sentence
 from amem_cli.services.jobs import QUEUED
 
 OLD = "The staging cluster runs three m5.large nodes in the eu-west-1 region."

@@ -116,7 +116,7 @@ def served_tools(vault: Path) -> dict[str, dict]:
     """Each tool the MCP server serves -> its input JSON schema."""
     from amem_cli.config import load_settings
     from amem_cli.container import Container
-    from amem_cli.mcp_server import build
+    from amem_cli.mcp_tools import build
     from amem_cli.server.worker import Turn
 
     c = Container(load_settings(dir=str(vault), embedder="fake", llm="none"))

@@ -1,4 +1,4 @@
-"""The checks every model-written field passes (`amem_cli.pipeline.checks`), alone and
+"""The checks every model-written field passes (`amem_cli.steps.checks`), alone and
 inside the steps: each bad output reported in issue 21 is rejected and replaced by the
 deterministic field, good ones are kept, and the deterministic fields pass them."""
 
@@ -11,10 +11,10 @@ import pytest
 from amem_cli.embed.fake import HashEmbedder
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note
-from amem_cli.pipeline import Neighbour, NewNote, classify_boxes, construct, decide_evolution, summary_sentence
-from amem_cli.pipeline.boxes import fallback_boxes
-from amem_cli.pipeline.checks import context_problem, evolution_problem, junk_label
-from amem_cli.pipeline.construct import extract_keywords, tags_from_keywords
+from amem_cli.steps import Neighbour, NewNote, classify_boxes, construct, decide_evolution, summary_sentence
+from amem_cli.steps.boxes import fallback_boxes
+from amem_cli.steps.checks import context_problem, evolution_problem, junk_label
+from amem_cli.steps.construct import extract_keywords, tags_from_keywords
 
 EMB = HashEmbedder()
 

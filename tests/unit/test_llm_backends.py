@@ -57,7 +57,7 @@ def test_llm_error_is_an_amem_error_with_a_hint():
 
 def test_importing_llm_and_pipeline_does_not_import_llama_cpp():
     code = (
-        "import sys, amem_cli.llm, amem_cli.pipeline; "
+        "import sys, amem_cli.llm, amem_cli.steps; "
         "from amem_cli.llm import make_llm; make_llm('llama'); make_llm('openai', url='http://x'); "
         "print(sorted(m for m in ('llama_cpp', 'numpy', 'torch', 'sentence_transformers') if m in sys.modules))"
     )

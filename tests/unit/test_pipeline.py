@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from amem_cli.embed.fake import HashEmbedder
 from amem_cli.llm import LLMError, prompts
 from amem_cli.llm.fake import NoLLM, ScriptedLLM
-from amem_cli.pipeline import (
+from amem_cli.steps import (
     Candidate,
     Evolution,
     Neighbour,
@@ -26,8 +26,8 @@ from amem_cli.pipeline import (
     propose_evolution,
     summary_sentence,
 )
-from amem_cli.pipeline.construct import candidate_phrases, tags_from_keywords
-from amem_cli.pipeline._text import grounded, slugify
+from amem_cli.steps.construct import candidate_phrases, tags_from_keywords
+from amem_cli.steps._text import grounded, slugify
 from amem_cli.text import STOPWORDS
 
 NOTE = (

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from amem_cli.retrieve.fusion import FUSIONS, rrf, score_fusion
-from amem_cli.retrieve.graph import neighbourhood, personalised_pagerank
+from amem_cli.retrieve.pagerank import neighbourhood, personalised_pagerank
 from amem_cli.retrieve.query import cjk_terms, keywords, terms
 from amem_cli.text import STOPWORDS
 

@@ -55,7 +55,7 @@ def test_only_make_llm_imports_the_fake_llms():
 
 def test_the_indexer_does_not_import_the_pipeline():
     found = modules()["amem_cli.services.indexer"]
-    assert not {i for i in found if i.startswith(("amem_cli.pipeline", "amem_cli.services.pipeline"))}
+    assert not {i for i in found if i.startswith(("amem_cli.steps", "amem_cli.services.pipeline"))}
 
 
 def test_the_pipeline_and_the_writer_do_not_import_the_note_service():

@@ -13,6 +13,6 @@ def mcp(ctx: typer.Context, no_redact: NoRedactOpt = False) -> None:
     """Serve the vault to an MCP client (an agent) over stdio: tools to add, search and
     read notes, and the notes as resources. Creates the vault if it does not exist.
     Secrets in added notes are redacted."""
-    from ...mcp_server import serve
+    from ...mcp_tools import serve
 
     serve(container(ctx, create=True), redact=not no_redact)

@@ -26,7 +26,7 @@ def init(
 ) -> None:
     """Create a vault (a folder you may keep under git)."""
     from ...config import VAULT_CONFIG, profile_toml, trust_vault
-    from ...store import content_hash
+    from ...vault import content_hash
 
     toml = profile_toml(profile) if profile else None  # an unknown profile fails before anything is written
     c = container(ctx, create=True)

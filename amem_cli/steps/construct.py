@@ -15,9 +15,9 @@ from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM
 from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, first_sentence, trim_words
 from amem_cli.models import Note
-from amem_cli.pipeline._common import StepStats, ask
-from amem_cli.pipeline.checks import context_problem, junk_label, thin_sentence, topic_labels, without_speakers
-from amem_cli.pipeline._text import grounded, is_stopword, segments, tokens
+from amem_cli.steps._common import StepStats, ask
+from amem_cli.steps.checks import context_problem, junk_label, thin_sentence, topic_labels, without_speakers
+from amem_cli.steps._text import grounded, is_stopword, segments, tokens
 from amem_cli.text import words
 
 FIELDS = ("keywords", "tags", "context")

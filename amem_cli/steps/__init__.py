@@ -7,10 +7,10 @@ backend itself is unusable) propagates.
 
 from __future__ import annotations
 
-from amem_cli.pipeline._common import StepStats
-from amem_cli.pipeline.boxes import BoxDecision, classify_boxes
-from amem_cli.pipeline.construct import Construction, construct, extract_keywords, summary_sentence
-from amem_cli.pipeline.evolve import (
+from amem_cli.steps._common import StepStats
+from amem_cli.steps.boxes import BoxDecision, classify_boxes
+from amem_cli.steps.construct import Construction, construct, extract_keywords, summary_sentence
+from amem_cli.steps.evolve import (
     Evolution,
     EvolutionDecision,
     Neighbour,
@@ -18,7 +18,7 @@ from amem_cli.pipeline.evolve import (
     decide_evolution,
     propose_evolution,
 )
-from amem_cli.pipeline.link import Candidate, LinkDecision, choose_links
+from amem_cli.steps.link import Candidate, LinkDecision, choose_links
 
 __all__ = [
     "BoxDecision",

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM
-from amem_cli.pipeline._common import StepStats, ask
+from amem_cli.steps._common import StepStats, ask
 
 # At most this many candidates are shown to the model (prompt size for small models).
 MAX_SHOWN = 8

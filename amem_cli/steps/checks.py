@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from amem_cli.pipeline._text import content_words, is_stopword, prefix_len, stem, tokens, word_matches
+from amem_cli.steps._text import content_words, is_stopword, prefix_len, stem, tokens, word_matches
 from amem_cli.text import words
 
 # A sentence must restate at least this many content words of its note.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .store import FileStat
+from .vault import FileStat
 
 
 @dataclass

@@ -16,9 +16,9 @@ from typing import Any
 from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM
 from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, validate
-from amem_cli.pipeline._common import StepStats, ask
+from amem_cli.steps._common import StepStats, ask
 from amem_cli.text import words
-from amem_cli.pipeline.checks import evolution_problem, grounded_in, topic_labels
+from amem_cli.steps.checks import evolution_problem, grounded_in, topic_labels
 
 MAX_TAGS = 8
 MAX_NEW_TAGS = 2

@@ -1,8 +1,8 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from amem_cli.store import FileStat
-from amem_cli.sync import plan_changes
+from amem_cli.vault import FileStat
+from amem_cli.changes import plan_changes
 
 _stat = st.builds(FileStat, st.integers(0, 5), st.integers(0, 5))
 _files = st.dictionaries(st.sampled_from([f"{c}.md" for c in "abcdefgh"]), _stat)

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from amem_cli import store
+import amem_cli.vault as vault_module
 from amem_cli.errors import ConflictError
-from amem_cli.store import Vault, content_hash
+from amem_cli.vault import Vault, content_hash
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_a_failed_flush_renames_nothing_and_leaves_no_temp_file(vault, monkeypat
     def fail(paths):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("amem_cli.store._sync_files", fail)
+    monkeypatch.setattr("amem_cli.vault._sync_files", fail)
     with pytest.raises(Exception, match=r"cannot write 2 files \(a.md first\): No space left on device"):
         vault.write_many([("a.md", "new a\n", content_hash(b"old a.md\n")), ("c.md", "new c\n", None)])
     assert files(vault) == {"a.md": "old a.md\n", "b.md": "old b.md\n"}
@@ -51,7 +51,7 @@ def test_a_failed_flush_renames_nothing_and_leaves_no_temp_file(vault, monkeypat
 
 # -- a person saving at the worst moments (where Linux's renameat2 swaps files) ----------
 
-needs_swap = pytest.mark.skipif(store._renameat2_call() is None, reason="no renameat2 here")
+needs_swap = pytest.mark.skipif(vault_module._renameat2_call() is None, reason="no renameat2 here")
 
 
 def save(path, text: str) -> None:
@@ -63,16 +63,16 @@ def save(path, text: str) -> None:
 
 def before_swaps(monkeypatch, *saves):
     """Run `saves[n]()` (None: nothing) just before amem's n-th swap of files."""
-    swap, count = store._renameat2, [0]
+    swap, count = vault_module._renameat2, [0]
 
     def hooked(src, dst, flags):
-        if flags == store.RENAME_EXCHANGE:
+        if flags == vault_module.RENAME_EXCHANGE:
             count[0] += 1
             if count[0] <= len(saves) and saves[count[0] - 1]:
                 saves[count[0] - 1]()
         return swap(src, dst, flags)
 
-    monkeypatch.setattr(store, "_renameat2", hooked)
+    monkeypatch.setattr(vault_module, "_renameat2", hooked)
     return count
 
 
@@ -80,8 +80,8 @@ def before_swaps(monkeypatch, *saves):
 def test_a_save_between_the_last_check_and_the_swap_goes_back(vault, monkeypatch):
     a = vault.root / "a.md"
     swaps = before_swaps(monkeypatch, lambda: save(a, "the person's a\n"))
-    version, seen = store._version, []
-    monkeypatch.setattr(store, "_version", lambda path: seen.append(a.read_text()) or version(path))
+    version, seen = vault_module._version, []
+    monkeypatch.setattr(vault_module, "_version", lambda path: seen.append(a.read_text()) or version(path))
     with pytest.raises(ConflictError):
         vault.write_text("a.md", "amem's a\n", content_hash(b"old a.md\n"))
     assert files(vault) == {"a.md": "the person's a\n", "b.md": "old b.md\n"}  # no temp file either
@@ -123,7 +123,7 @@ def test_a_save_over_amems_file_before_it_is_swapped_back_stays(vault, monkeypat
     """The person saves twice: once before amem's swap, once right after it (over amem's
     file). Their second save is the newest: it stays, and nothing is swapped back over it."""
     a = vault.root / "a.md"
-    swap, calls = store._renameat2, []
+    swap, calls = vault_module._renameat2, []
 
     def twice(src, dst, flags):
         calls.append(flags)
@@ -134,11 +134,11 @@ def test_a_save_over_amems_file_before_it_is_swapped_back_stays(vault, monkeypat
         save(a, "the person's second a\n")
         return done
 
-    monkeypatch.setattr(store, "_renameat2", twice)
+    monkeypatch.setattr(vault_module, "_renameat2", twice)
     with pytest.raises(ConflictError):
         vault.write_text("a.md", "amem's a\n", content_hash(b"old a.md\n"))
     assert files(vault) == {"a.md": "the person's second a\n", "b.md": "old b.md\n"}
-    assert calls == [store.RENAME_EXCHANGE]
+    assert calls == [vault_module.RENAME_EXCHANGE]
 
 
 @needs_swap
@@ -155,14 +155,14 @@ def test_a_save_in_the_moment_between_two_swaps_is_swapped_back_in(vault, monkey
 @needs_swap
 def test_a_new_file_never_replaces_one_that_came_meanwhile(vault, monkeypatch):
     c = vault.root / "c.md"
-    rename = store._renameat2
+    rename = vault_module._renameat2
 
     def a_file_comes_first(src, dst, flags):
-        if flags == store.RENAME_NOREPLACE:
+        if flags == vault_module.RENAME_NOREPLACE:
             c.write_text("the person's c\n")
         return rename(src, dst, flags)
 
-    monkeypatch.setattr(store, "_renameat2", a_file_comes_first)
+    monkeypatch.setattr(vault_module, "_renameat2", a_file_comes_first)
     with pytest.raises(ConflictError):
         vault.write_many([("a.md", "amem's a\n", content_hash(b"old a.md\n")), ("c.md", "amem's c\n", None)])
     assert files(vault) == {"a.md": "old a.md\n", "b.md": "old b.md\n", "c.md": "the person's c\n"}
@@ -177,7 +177,7 @@ def test_without_renameat2_the_file_is_checked_right_before_the_rename(vault, mo
             saves.pop()()
         return False
 
-    monkeypatch.setattr(store, "_renameat2", no_renameat2)
+    monkeypatch.setattr(vault_module, "_renameat2", no_renameat2)
     with pytest.raises(ConflictError):
         vault.write_text("a.md", "amem's a\n", content_hash(b"old a.md\n"))
     assert files(vault) == {"a.md": "the person's a\n", "b.md": "old b.md\n"}
@@ -187,7 +187,7 @@ def test_without_renameat2_the_file_is_checked_right_before_the_rename(vault, mo
 
 
 def test_a_note_files_bytes_parse_to_its_note_or_one_line_saying_why_not():
-    parse = store.parse_note_file
+    parse = vault_module.parse_note_file
     note, error, named = parse("sub/My Note.md", b"---\ntags: [a]\n---\nText.\n")
     assert (note.id, note.tags, note.content, error, named) == ("My-Note", ["a"], "Text.", None, False)  # id from the name
     note, _, named = parse("x.md", b"---\nid: mine\n---\nText.\n")
@@ -196,5 +196,5 @@ def test_a_note_files_bytes_parse_to_its_note_or_one_line_saying_why_not():
     assert (note.id, named) == ("x", False)
     assert parse("x.md", b"line\n\xff\n") == (None, "x.md:2: not UTF-8 text; the file was skipped", False)
     assert parse("x.md", b"a\x00b") == (None, "x.md: a binary file, not a Markdown note; it was skipped", False)
-    assert parse("x.md", b"x" * (store.MAX_NOTE_BYTES + 1))[1].startswith("x.md: larger than a note may be (2 MiB)")
+    assert parse("x.md", b"x" * (vault_module.MAX_NOTE_BYTES + 1))[1].startswith("x.md: larger than a note may be (2 MiB)")
     assert parse("x.md", b"---\ntags: [a\n---\nText.\n")[1].startswith("x.md:3: bad YAML frontmatter")

@@ -20,10 +20,10 @@ from typing import Iterable, Mapping, Sequence
 from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM
 from amem_cli.llm.structured import clean_item
-from amem_cli.pipeline._common import StepStats, ask
-from amem_cli.pipeline._text import is_stopword, slugify, stem, word_matches
+from amem_cli.steps._common import StepStats, ask
+from amem_cli.steps._text import is_stopword, slugify, stem, word_matches
 from amem_cli.text import words
-from amem_cli.pipeline.checks import grounded_in, junk_label
+from amem_cli.steps.checks import grounded_in, junk_label
 
 DEFAULT_BOX = "inbox"
 # Keyword and tag words a note shares with a box's related notes to fit the box.

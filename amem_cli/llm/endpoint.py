@@ -1,4 +1,4 @@
-"""`python -m amem_cli.llm.server ARGS`: llama-cpp-python's OpenAI-compatible server
+"""`python -m amem_cli.llm.endpoint ARGS`: llama-cpp-python's OpenAI-compatible server
 (`python -m llama_cpp.server ARGS`, same arguments) with the AMX workaround of
 `amem_cli.llm.llamacpp` applied, so it does not crash on CPUs with Intel AMX.
 
