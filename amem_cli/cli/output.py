@@ -90,6 +90,17 @@ def escape(text: str, *, lines: bool = False) -> str:
     return rich_escape(printable(text, lines=lines))
 
 
+def day_of(iso: str | None) -> str:
+    """The day of an ISO date-time a result carries (`2024-05-08`), or ''."""
+    if not iso:
+        return ""
+    from datetime import datetime
+
+    from ..timeutil import day
+
+    return day(datetime.fromisoformat(iso))
+
+
 def snippet(text: str, width: int = 100) -> str:
     line = " ".join(text.split())
     return line if len(line) <= width else line[: width - 1] + "…"
