@@ -265,8 +265,8 @@ def reindex(cx: Context) -> dict:
     return {"notes": c.index.count(), "embedded": c.index.embedded_count(), "errors": report.errors}
 
 
-@operation("status")
-def status(cx: Context) -> dict:
+@operation("vault_status")  # "status" is the server's own (`amem server status`)
+def vault_status(cx: Context) -> dict:
     """`status`: what `amem status --json` prints; the rest is for the human view."""
     c = cx.container
     st = c.indexer.status(vector_store=c.settings.chroma_url or "local")

@@ -135,7 +135,7 @@ def reindex(
 @command("status")
 def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Counts, index health, files changed since the last index, the embedding model."""
-    result = call(ctx, "status", {})
+    result = call(ctx, "vault_status", {})
     st = result["status"]
     if json_output:
         print_json(st)
