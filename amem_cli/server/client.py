@@ -154,8 +154,8 @@ def ask(op: str, args: dict[str, Any], flags: dict[str, str],
     done in this process (no server wanted or possible, or one with other settings)."""
     from ..errors import AmemError
 
-    if os.environ.get("AMEM_SERVER") == "off":
-        return None
+    if os.environ.get("AMEM_SERVER") == "off" or os.environ.get("AMEM_DEBUG"):
+        return None  # (AMEM_DEBUG: a traceback is wanted, and only this process can print it here)
     try:
         root = vault_dir(flags)
     except Exception:
