@@ -207,13 +207,15 @@ def ask(op: str, args: dict[str, Any], flags: dict[str, str],
             if not wait_until_up(index_dir, START_TIMEOUT):
                 return None
             continue
-        if reply.get("retry") == "settings":
-            # Started with other settings (a config edit, other flags): stop it;
-            # the next command that needs a server starts a fresh one.
+        # Started with other settings (a config edit, other flags), or an older amem's
+        # server (its errors were text; it knows no operations): stop it, and do the work
+        # here; the next command that needs a server starts a fresh one.
+        stale = reply.get("retry") == "settings" or isinstance(reply.get("error"), str)
+        if stale:
             try:
                 call(index_dir, {"op": "stop"}, timeout=5)
             except (OSError, ValueError):
                 pass
-        if "result" not in reply and "error" not in reply:
+        if stale or ("result" not in reply and "error" not in reply):
             return None  # retry: this process does it
         return reply
