@@ -54,15 +54,16 @@ def run(name: str, args: dict[str, Any], cx: Context) -> Any:
     try:
         return fn(cx, **args)
     finally:
-        _collect_problems(cx)
+        cx.warnings.extend(p for p in problems(cx.container) if p not in cx.warnings)
 
 
-def _collect_problems(cx: Context) -> None:
-    """What the index noticed on the way (a note file it could not read), once each."""
-    c = cx.container
-    if "indexer" in c.__dict__:  # built (the container builds its parts on first use)
-        cx.warnings.extend(p for p in dict.fromkeys(c.indexer.problems) if p not in cx.warnings)
-        c.indexer.problems.clear()
+def problems(c: Container) -> list[str]:
+    """What the index noticed since last asked (a note file it could not read), once each."""
+    if "indexer" not in c.__dict__:  # not built (the container builds its parts on first use)
+        return []
+    found = list(dict.fromkeys(c.indexer.problems))
+    c.indexer.problems.clear()
+    return found
 
 
 def _check(name: str, fn: Callable, args: Any) -> None:

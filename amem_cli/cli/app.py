@@ -133,13 +133,6 @@ def read_stdin() -> str:
     return text
 
 
-def _warn_problems(c) -> None:
-    if "indexer" in c.__dict__:
-        for problem in dict.fromkeys(c.indexer.problems):
-            warn(problem)
-        c.indexer.problems.clear()
-
-
 def _vault_root(ctx: typer.Context | None) -> str:
     """The vault of the running command, as far as it is known."""
     flags = (ctx.find_root().obj if ctx is not None else None) or {}
@@ -171,7 +164,10 @@ def container(ctx: typer.Context, *, create: bool = False):
         flags["container"] = c
 
         def close() -> None:
-            _warn_problems(c)
+            from ..operations import problems
+
+            for problem in problems(c):
+                warn(problem)
             c.close()
 
         root_ctx.call_on_close(close)
@@ -187,8 +183,9 @@ def call(ctx: typer.Context, op: str, args: dict[str, Any],
     reply = None
     if not flags.get("no_server"):
         from ..server.client import ask
+        from ..server.protocol import FLAGS
 
-        given = {k: flags[k] for k in ("dir", "embedder", "llm", "model", "llm_url") if flags.get(k) is not None}
+        given = {k: flags[k] for k in FLAGS if flags.get(k) is not None}
         reply = ask(op, args, given, progress)
     if reply is None:
         from ..operations import Context, run

@@ -63,7 +63,7 @@ class Server:
             warm = getattr(c.llm, "warm", None)
             if warm is not None:
                 try:
-                    warm()  # before the first request: loading points sys.stdout at /dev/null (see LlamaCppLLM.warm)
+                    warm()  # the model loaded before the first request needs it
                 except Exception as exc:  # a bad model file: the worker reports it per job
                     print(f"model not loaded: {exc}", file=sys.stderr, flush=True)
         from ..llm.fake import NoLLM
