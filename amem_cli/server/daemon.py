@@ -203,7 +203,10 @@ class Server:
             return {"error": {"message": f"unknown operation {op!r}", "hint": None, "exit_code": 2}, "warnings": []}
         flags, env, dir = check_settings(request.get("settings"))
         notices: list[str] = []  # told to this client, as its own process would (not to the log)
-        settings = settings_for(flags, env, dir=dir, notices=notices)
+        try:
+            settings = settings_for(flags, env, dir=dir, notices=notices)
+        except AmemError:  # a bad setting: the client's own process says what is wrong, as without a server
+            return {"retry": "here"}
         if settings.server == "off":
             return {"retry": "off"}
         if settings_key(settings) != self.key:

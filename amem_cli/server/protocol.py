@@ -8,7 +8,8 @@ number of event lines and one reply line.
     event     {"event": "progress", "done": N, "total": N | null}   (import, process, reindex)
     reply     {"result": ..., "warnings": [...]}
               {"error": {"message", "hint", "exit_code"}, "warnings": [...]}
-              {"retry": "settings" | "stopping" | "off"}     (the client does it in its own process)
+              {"retry": "settings" | "stopping" | "off" | "here"}   (the client does it in its own process;
+                                                             "settings": and stops this server)
 
 `NAME` and `args` are an operation of `amem_cli.operations`. `settings` are the
 command's global options and environment: the server serves only commands whose

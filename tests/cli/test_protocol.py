@@ -172,3 +172,14 @@ def test_a_server_of_an_older_amem_is_stopped_and_the_command_done_here(vault, r
     assert res.returncode == 0 and "internal error" not in res.stderr, res.stderr
     assert len(list(vault.glob("*.md"))) == 1
     assert [r["op"] for r in asked] == ["add", "stop"]
+
+
+def test_a_bad_setting_is_reported_as_without_a_server(served, run_amem):
+    """The server cannot build settings from the client's (AMEM_LINK_THRESHOLD=high): the
+    client's own process says what is wrong, in its own words; the server serves on."""
+    env = {**ENV, "AMEM_LINK_THRESHOLD": "high"}
+    through = run_amem("--dir", served.vault, "search", "walruses", env=env)
+    alone = run_amem("--dir", served.vault, "--no-server", "search", "walruses", env=env)
+    assert (through.returncode, through.stdout, through.stderr) == (alone.returncode, alone.stdout, alone.stderr)
+    assert alone.returncode == 2 and "must be a number" in alone.stderr
+    assert served.ask("list", {})["result"] == []  # still serving
