@@ -36,6 +36,6 @@ def raw_stdin() -> str:
     """All of standard input, `as_text`. Read as bytes where there are bytes: a strict
     decoder stops at the first bad one."""
     buffer = getattr(sys.stdin, "buffer", None)
-    if buffer is None:  # text already: the warm server's stdin (what the client sent), a test's
+    if buffer is None:  # text already (a test's)
         return sys.stdin.read()
     return as_text(buffer.read())

@@ -138,8 +138,7 @@ def race(vault: Path, adds: int, pause: float = 0.003, seed: int = 0, ways: tupl
     hub = res.stdout.strip()
     index_dir = vault / ".amem"
     env = {k: v for k, v in {**os.environ, **ENV}.items() if k.startswith("AMEM_")}  # as `amem` sends them
-    request = {"op": "run", "dir": str(vault), "cwd": str(vault), "env": env, "stdin": None,
-               "stdin_tty": False, "stdout_tty": False, "width": 80}
+    settings = {"flags": {}, "env": env, "dir": str(vault)}
     started = time.perf_counter()
     wait_for_queue(index_dir)
     editor = Editor(vault / f"{hub}.md", out, pause, seed, ways)
@@ -148,11 +147,11 @@ def race(vault: Path, adds: int, pause: float = 0.003, seed: int = 0, ways: tupl
     try:
         try:
             for i in range(adds):  # as `amem add` sends it, without starting a Python each time
-                reply = call(index_dir, {**request, "argv": ["--dir", str(vault), "add", added(i)]})
-                if reply.get("code") != 0:
+                reply = call(index_dir, {"op": "add", "args": {"content": added(i)}, "settings": settings})
+                if "result" not in reply:
                     out.failures.append(f"add {i}: {reply}")
                     continue
-                ids.append(reply["stdout"].strip())
+                ids.append(reply["result"]["id"])
             wait_for_queue(index_dir, timeout=LINGER)  # the linking under way, raced as well
         finally:
             editor.stopping.set()

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import __version__
-from ..errors import AmemError, storage_error
+from ..errors import AmemError
 from .output import err_console, fail, warn
 
 app = typer.Typer(
@@ -64,7 +64,7 @@ def root(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
 ) -> None:
-    ctx.obj = {"dir": dir, "embedder": embedder, "llm": llm, "model": model, "llm_url": llm_url}
+    ctx.obj = {"dir": dir, "embedder": embedder, "llm": llm, "model": model, "llm_url": llm_url, "no_server": no_server}
 
 
 def command(name: str | None = None, **kwargs: Any) -> Callable:
@@ -88,16 +88,11 @@ def command(name: str | None = None, **kwargs: Any) -> Callable:
             except Exception as exc:
                 if os.environ.get("AMEM_DEBUG"):
                     raise
-                known = storage_error(exc, _vault_root(kw.get("ctx")))
-                if known is not None:
-                    fail(known.message, known.hint, as_json=as_json)
-                    raise typer.Exit(known.exit_code) from None
-                fail(
-                    f"internal error: {exc.__class__.__name__}: {exc}",
-                    "this is a bug in amem; run again with AMEM_DEBUG=1 for the traceback and report it",
-                    as_json=as_json,
-                )
-                raise typer.Exit(70) from None
+                from ..server.protocol import as_error
+
+                error = as_error(exc, _vault_root(kw.get("ctx")))
+                fail(error.message, error.hint, as_json=as_json)
+                raise typer.Exit(error.exit_code) from None
 
         app.command(name, **kwargs)(wrapper)
         return fn
@@ -138,29 +133,6 @@ def read_stdin() -> str:
     return text
 
 
-_served = None  # the warm server's container, while it runs a command
-_served_notices: list[str] = []  # what the settings of the command it runs ignored (see load_settings)
-
-
-def serving(c=None, notices: list[str] | None = None) -> None:
-    """Run the next commands (in the server) against this long-lived container, telling
-    each command's client `notices` as this process would have; None: stop."""
-    global _served, _served_notices
-    _served, _served_notices = c, list(notices or [])
-
-
-def served() -> bool:
-    """Whether this command runs in the warm server (an add then only queues its work)."""
-    return _served is not None
-
-
-def _warn_problems(c) -> None:
-    if "indexer" in c.__dict__:
-        for problem in dict.fromkeys(c.indexer.problems):
-            warn(problem)
-        c.indexer.problems.clear()
-
-
 def _vault_root(ctx: typer.Context | None) -> str:
     """The vault of the running command, as far as it is known."""
     flags = (ctx.find_root().obj if ctx is not None else None) or {}
@@ -184,11 +156,6 @@ def container(ctx: typer.Context, *, create: bool = False):
 
     root_ctx = ctx.find_root()
     flags = root_ctx.obj or {}
-    if "container" not in flags and _served is not None:
-        flags["container"] = _served
-        for notice in _served_notices:
-            warn(notice)
-        root_ctx.call_on_close(lambda: _warn_problems(_served))
     if "container" not in flags:
         notices: list[str] = []
         c = Container(run_settings(ctx, notices), create=create)
@@ -197,11 +164,45 @@ def container(ctx: typer.Context, *, create: bool = False):
         flags["container"] = c
 
         def close() -> None:
-            _warn_problems(c)
+            from ..operations import problems
+
+            for problem in problems(c):
+                warn(problem)
             c.close()
 
         root_ctx.call_on_close(close)
     return flags["container"]
+
+
+def call(ctx: typer.Context, op: str, args: dict[str, Any],
+         progress: Callable[[int, int | None], None] | None = None) -> Any:
+    """The result of the operation `op` (see `amem_cli.operations`): done by the vault's
+    warm server when there is one to do it, else in this process. Its warnings are told
+    on stderr; its failure is raised as the AmemError it was."""
+    flags = ctx.find_root().obj or {}
+    reply = None
+    if not flags.get("no_server"):
+        from ..server.client import ask
+        from ..server.protocol import FLAGS
+
+        given = {k: flags[k] for k in FLAGS if flags.get(k) is not None}
+        reply = ask(op, args, given, progress)
+    if reply is None:
+        from ..operations import Context, run
+
+        cx = Context(container(ctx), progress=progress)
+        try:
+            return run(op, args, cx)
+        finally:
+            for warning in cx.warnings:
+                warn(warning)
+    for warning in reply.get("warnings") or []:
+        warn(warning)
+    if "error" in reply:
+        from ..server.protocol import raise_error
+
+        raise_error(reply["error"])
+    return reply["result"]
 
 
 # Register the commands (each module adds its own to `app`).

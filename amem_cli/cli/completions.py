@@ -50,7 +50,7 @@ def _names(kind: str, ctx: typer.Context, incomplete: str) -> list[str]:
         from ..index.names import names
 
         given = ctx.find_root().params.get("dir")
-        found = names(vault_dir({"--dir": given} if given else {}) / ".amem" / "index.db", kind, incomplete)
+        found = names(vault_dir({"dir": given} if given else {}) / ".amem" / "index.db", kind, incomplete)
         return [name for name in found if name.isprintable()]  # the shell shows them raw: no terminal escapes
     except Exception:
         return []

@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 from typing import Any
 
 
-
 class _LazyConsole:
-    """A Rich console made on first use, so `amem --help` never pays for importing Rich."""
+    """A Rich console made on first use, so `amem --help` never pays for importing Rich;
+    and where Rich would print no styles (a pipe, a file: what scripts and agents read)
+    lines of markup are printed as the same plain text without it (~40 ms a command)."""
 
     def __init__(self, **options: Any):
         object.__setattr__(self, "_options", options)
         object.__setattr__(self, "_console", None)
+
+    def print(self, *objects: Any, **kw: Any) -> None:
+        stream = sys.stderr if self._options.get("stderr") else sys.stdout
+        if not kw and all(isinstance(o, str) for o in objects) and not _styled(stream):
+            text = plain(" ".join(objects))
+            if text.replace("\n", "").isprintable():  # Rich expands tabs and drops some controls: let it
+                stream.write(text + "\n")
+                return
+        self._get().print(*objects, **kw)
 
     def _get(self):
         if self._console is None:
@@ -27,6 +39,45 @@ class _LazyConsole:
 
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._get(), name, value)
+
+
+def _styled(stream) -> bool:
+    """Whether Rich would print styles to `stream` (its `Console.is_terminal`)."""
+    tty_compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if tty_compatible in ("0", "1"):
+        return tty_compatible == "1"
+    if (force := os.environ.get("FORCE_COLOR")) is not None:
+        return force != ""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+# Rich's markup: a tag is `[name]`, `[/name]` or `[/]`; a backslash before one makes it text.
+_TAG = re.compile(r"((\\*)\[([a-z#/@][^[]*?)])")
+
+
+def plain(markup: str) -> str:
+    """The text of Rich markup, as Rich prints it where it prints no styles."""
+    out, position = [], 0
+    for match in _TAG.finditer(markup):
+        tag, escapes, _ = match.groups()
+        out.append(markup[position:match.start()])
+        backslashes, escaped = divmod(len(escapes), 2)
+        out.append("\\" * backslashes)
+        if escaped:
+            out.append(tag[len(escapes):])
+        position = match.end()
+    out.append(markup[position:])
+    return "".join(piece.replace("\\[", "[") for piece in out)
+
+
+def markup_escape(text: str) -> str:
+    """`text` as Rich markup that prints it as it is (Rich's `markup.escape`, without
+    importing Rich)."""
+    text = re.sub(r"(\\*)(\[[a-z#/@][^[]*?])", lambda m: f"{m[1]}{m[1]}\\{m[2]}", text)
+    return text + "\\" if text.endswith("\\") and not text.endswith("\\\\") else text
 
 
 # emoji=False: a note's ":warning:" is shown as written, not as a picture.
@@ -85,9 +136,18 @@ def warn(message: str) -> None:
 
 def escape(text: str, *, lines: bool = False) -> str:
     """`printable(text)`, with Rich's markup escaped: for text printed through the consoles."""
-    from rich.markup import escape as rich_escape
+    return markup_escape(printable(text, lines=lines))
 
-    return rich_escape(printable(text, lines=lines))
+
+def day_of(iso: str | None) -> str:
+    """The day of an ISO date-time a result carries (`2024-05-08`), or ''."""
+    if not iso:
+        return ""
+    from datetime import datetime
+
+    from ..timeutil import day
+
+    return day(datetime.fromisoformat(iso))
 
 
 def snippet(text: str, width: int = 100) -> str:

@@ -1,13 +1,12 @@
-"""The CLI's side of the warm server: find it, start it, hand it a command.
+"""The CLI's side of the warm server: find it, start it, hand it an operation.
 
-Imported by `amem` before anything heavy (no Typer, no Rich, no models), so that a
-command the server answers costs little more than starting Python.
+Light to import (no models, no services): a command the server answers costs little
+more than starting Python and parsing its options.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import socket
@@ -15,23 +14,19 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..places import private_dir
-from ..utf8 import raw_stdin
 
-# Global options before the command, and whether each takes a value.
-GLOBAL_OPTIONS = {"--dir": True, "-d": True, "--embedder": True, "--llm": True, "--model": True, "--llm-url": True}
-# Commands worth starting a server for: they load a model.
+# Operations worth starting a server for: they load a model.
 STARTS_SERVER = {"add", "search", "context", "process", "evolve", "import", "ingest"}
-# Commands that never go through a server: they are the server, need this terminal, or
-# write the user's own files (`trust`: the server may have another user config).
-LOCAL_ONLY = {"serve", "server", "edit", "init", "mcp", "trust"}
 START_TIMEOUT = 60.0  # seconds a starting server may take before the CLI works alone
 CONNECT_PATIENCE = 10.0  # seconds a client waits for room in a busy server's queue of connections
-# Commands this process may do itself when the server took them and died before it
+# Operations this process may do itself when the server took them and died before it
 # answered: they change nothing, or doing them twice does no harm (an import skips
-# the lines it has). Any other (`add`, `undo`, `delete`...) might be done twice.
+# the lines it has). Any other (`add`, `undo`, `rm`...) might be done twice.
 SAFE_TO_REDO = {"search", "context", "show", "list", "import", "process"}
 
 
@@ -50,8 +45,10 @@ def socket_path(index_dir: Path) -> Path:
     return base / (hashlib.sha1(os.fsencode(index_dir)).hexdigest()[:16] + ".sock")
 
 
-def call(index_dir: Path, message: dict, timeout: float | None = None) -> dict:
-    """One request, one reply. Raises OSError when no server listens."""
+def call(index_dir: Path, message: dict, timeout: float | None = None,
+         on_event: Callable[[dict], None] | None = None) -> dict:
+    """One request, its events (each to `on_event`), its reply. Raises OSError when no
+    server listens, NoReply when one took the request and stopped before it answered."""
     path = socket_path(index_dir)
     if not stat.S_ISSOCK(os.lstat(path).st_mode):  # a symlink (a vault may carry one) could lead to anyone's socket
         raise ConnectionRefusedError(f"{path} is not a socket")
@@ -60,13 +57,17 @@ def call(index_dir: Path, message: dict, timeout: float | None = None) -> dict:
         _connect(sock, str(path))
         sock.sendall(json.dumps(message).encode() + b"\n")
         sock.shutdown(socket.SHUT_WR)
-        chunks = []
         try:
-            while chunk := sock.recv(1 << 16):
-                chunks.append(chunk)
-            return json.loads(b"".join(chunks))
+            with sock.makefile("rb") as lines:
+                for line in lines:
+                    reply = json.loads(line)
+                    if not (isinstance(reply, dict) and "event" in reply):
+                        return reply
+                    if on_event is not None:
+                        on_event(reply)
         except (OSError, ValueError) as exc:
             raise NoReply(str(exc) or "no reply") from None
+    raise NoReply("no reply")
 
 
 def _connect(sock: socket.socket, path: str) -> None:
@@ -83,40 +84,14 @@ def _connect(sock: socket.socket, path: str) -> None:
             time.sleep(0.01)
 
 
-def split_argv(argv: list[str]) -> tuple[dict[str, str], str | None, bool]:
-    """The global options given, the command's name, and whether --no-server was given."""
-    flags: dict[str, str] = {}
-    no_server = False
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        name, eq, value = arg.partition("=")
-        if arg == "--no-server":
-            no_server = True
-        elif name in GLOBAL_OPTIONS and eq:
-            flags[name] = value
-        elif arg in GLOBAL_OPTIONS:
-            if i + 1 >= len(argv):
-                return flags, None, no_server
-            flags[arg] = argv[i + 1]
-            i += 1
-        elif arg.startswith("-"):
-            return flags, None, no_server  # --help, --version: answered here
-        else:
-            return flags, arg, no_server
-        i += 1
-    return flags, None, no_server
-
-
 def settings_for(flags: dict[str, str], environ: dict[str, str] | None = None, dir: str | None = None,
                  notices: list[str] | None = None):
-    """The settings a command with these global options runs with (see `load_settings`)."""
+    """The settings a command with these global options (`dir`, `embedder`... as the root
+    command names them) runs with; see `load_settings`."""
     from ..config import load_settings
 
-    return load_settings(
-        environ, dir=dir or flags.get("--dir") or flags.get("-d"), embedder=flags.get("--embedder"),
-        llm=flags.get("--llm"), model=flags.get("--model"), llm_url=flags.get("--llm-url"), notices=notices,
-    )
+    return load_settings(environ, dir=dir or flags.get("dir"), embedder=flags.get("embedder"), llm=flags.get("llm"),
+                         model=flags.get("model"), llm_url=flags.get("llm_url"), notices=notices)
 
 
 def settings_key(settings) -> str:
@@ -127,7 +102,7 @@ def settings_key(settings) -> str:
 
 
 def vault_dir(flags: dict[str, str]) -> Path:
-    given = flags.get("--dir") or flags.get("-d") or os.environ.get("AMEM_DIR")
+    given = flags.get("dir") or os.environ.get("AMEM_DIR")
     if given:
         return Path(given).expanduser().absolute()
     return Path(settings_for(flags).dir).expanduser().absolute()  # the user config's, or the platform's folder
@@ -145,7 +120,7 @@ def start(settings, flags: dict[str, str]) -> bool:
         log = os.open(Path(settings.dir) / ".amem" / "server.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except (AmemError, OSError):
         return False
-    options = [part for name, value in flags.items() if name not in ("--dir", "-d") for part in (name, value)]
+    options = [part for name, value in flags.items() if name != "dir" for part in ("--" + name.replace("_", "-"), value)]
     cmd = [sys.executable, "-m", "amem_cli", *options, "--dir", str(Path(settings.dir).expanduser().absolute()), "serve"]
     try:
         subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
@@ -172,14 +147,15 @@ def wait_until_up(index_dir: Path, timeout: float) -> bool:
     return False
 
 
-def run_via_server(argv: list[str]) -> int | None:
-    """Run the command in this vault's server and return its exit code; None when it
-    should run in this process (no server wanted or possible, or settings differ)."""
-    if "_AMEM_COMPLETE" in os.environ:
-        return None  # a shell's TAB: answered in this process, from the index file
-    flags, command, no_server = split_argv(argv)
-    if no_server or command is None or command in LOCAL_ONLY or os.environ.get("AMEM_SERVER") == "off":
-        return None
+def ask(op: str, args: dict[str, Any], flags: dict[str, str],
+        progress: Callable[[int, int | None], None] | None = None) -> dict | None:
+    """Do the operation in this vault's warm server, starting one for the operations worth
+    it, and return its reply (`result` or `error`, and `warnings`); None when it should be
+    done in this process (no server wanted or possible, or one with other settings)."""
+    from ..errors import AmemError
+
+    if os.environ.get("AMEM_SERVER") == "off" or os.environ.get("AMEM_DEBUG"):
+        return None  # (AMEM_DEBUG: a traceback is wanted, and only this process can print it here)
     try:
         root = vault_dir(flags)
     except Exception:
@@ -197,24 +173,24 @@ def run_via_server(argv: list[str]) -> int | None:
     except OSError:
         return None  # nowhere private for the socket: work alone
     # The server works out this command's settings from what this process sees.
-    request = {
-        "op": "run", "argv": argv, "dir": str(root), "cwd": os.getcwd(),
-        "env": {k: v for k, v in os.environ.items() if k.startswith("AMEM_")},
-        "stdin": None, "stdin_tty": sys.stdin.isatty() if sys.stdin else False,
-        "stdout_tty": sys.stdout.isatty(), "width": _width(),
-    }
+    request = {"op": op, "args": args, "settings": {
+        "flags": flags, "env": {k: v for k, v in os.environ.items() if k.startswith("AMEM_")}, "dir": str(root)}}
+
+    def on_event(event: dict) -> None:
+        if progress is not None and event.get("event") == "progress":
+            progress(event.get("done"), event.get("total"))
+
     started = False
     while True:
         try:
-            reply = call(index_dir, request)
+            reply = call(index_dir, request, on_event=on_event)
         except NoReply:
-            if command in SAFE_TO_REDO:
+            if op in SAFE_TO_REDO:
                 return None
-            print(f"amem: the server stopped before it answered, so `{command}` may or may not have been done; "
-                  "look before you run it again (`amem server logs` says why it stopped)", file=sys.stderr, flush=True)
-            return 1
+            raise AmemError(f"the server stopped before it answered, so `{op}` may or may not have been done",
+                            hint="look before you run it again (`amem server logs` says why it stopped)") from None
         except (OSError, ValueError):
-            if started or command not in STARTS_SERVER:
+            if started or op not in STARTS_SERVER:
                 return None
             try:
                 settings = settings_for(flags, dir=str(root))
@@ -231,30 +207,15 @@ def run_via_server(argv: list[str]) -> int | None:
             if not wait_until_up(index_dir, START_TIMEOUT):
                 return None
             continue
-        if reply.get("retry") == "stdin" and request["stdin"] is None:
-            # Only now: a command that never reads it must not wait on it. Bytes that are not
-            # UTF-8 go as surrogate escapes; the command says how many it replaced.
-            request["stdin"] = raw_stdin()
-            continue
-        if "code" not in reply:
-            if reply.get("retry") == "settings":
-                # Started with other settings (a config edit, other flags): stop it;
-                # the next command that needs a server starts a fresh one.
-                try:
-                    call(index_dir, {"op": "stop"}, timeout=5)
-                except (OSError, ValueError):
-                    pass
-            if request["stdin"] is not None:
-                sys.stdin = io.StringIO(request["stdin"])
-            return None
-        sys.stdout.write(reply.get("stdout", ""))
-        sys.stdout.flush()
-        sys.stderr.write(reply.get("stderr", ""))
-        return int(reply["code"])
-
-
-def _width() -> int:
-    try:
-        return os.get_terminal_size(sys.stdout.fileno()).columns
-    except (OSError, ValueError, AttributeError):
-        return int(os.environ.get("COLUMNS") or 80)
+        # Started with other settings (a config edit, other flags), or an older amem's
+        # server (its errors were text; it knows no operations): stop it, and do the work
+        # here; the next command that needs a server starts a fresh one.
+        stale = reply.get("retry") == "settings" or isinstance(reply.get("error"), str)
+        if stale:
+            try:
+                call(index_dir, {"op": "stop"}, timeout=5)
+            except (OSError, ValueError):
+                pass
+        if stale or ("result" not in reply and "error" not in reply):
+            return None  # retry: this process does it
+        return reply

@@ -1,15 +1,14 @@
 """The warm server: one per vault, holding the embedder, the LLM and the stores loaded.
 
-The CLI hands it whole commands (argv, and stdin when the command reads it); it runs
-them with the same Typer app, against one long-lived container, and sends back what
-they printed and their exit code. `amem add` through it only writes the note and
-queues the rest; a worker thread then builds, links, evolves and embeds, in queue
-order, from the jobs table, so a killed server loses nothing acknowledged.
+It serves operations (`amem_cli.operations`) to the CLI over the protocol of
+`protocol.py`, against one long-lived container; the CLI renders their results. `amem
+add` through it only writes the note and queues the rest; a worker thread then builds,
+links, evolves and embeds, in queue order, from the jobs table, so a killed server
+loses nothing acknowledged.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import socket
@@ -17,75 +16,17 @@ import socketserver
 import sys
 import threading
 import time
-from contextlib import contextmanager
 from datetime import datetime, timezone
 
+from .. import operations
 from ..config import Settings
 from ..container import Container
 from ..errors import AmemError, VaultError
-from .client import LOCAL_ONLY, settings_for, settings_key, socket_path, split_argv
+from .client import settings_for, settings_key, socket_path
+from .protocol import MAX_REQUEST, READ_TIMEOUT, check_settings, error_reply, progress_event
 from .worker import PausingLLM, QueueWorker, Turn
 
-# A request is one line of JSON. Longer ones are refused (the CLI then works alone); a
-# client that sends nothing for this long is dropped, so a hung client holds no thread.
-MAX_REQUEST = 64 * 2**20
-READ_TIMEOUT = 60.0
 STOP_GRACE = 120.0  # seconds a stopping server waits for the commands it is running
-
-
-class NeedStdin(BaseException):
-    """The command reads stdin the client has not sent yet (passes through `except Exception`)."""
-
-
-class _ThreadStream(io.TextIOBase):
-    """sys.stdout or sys.stderr in the server: a request's thread writes into its own
-    buffer; every other thread (the worker) into the log."""
-
-    def __init__(self, log):
-        self._log = log
-        self._local = threading.local()
-
-    @contextmanager
-    def bound(self, buffer: io.StringIO, tty: bool):
-        self._local.buffer, self._local.tty = buffer, tty
-        try:
-            yield
-        finally:
-            self._local.buffer, self._local.tty = None, False
-
-    def _target(self):
-        return getattr(self._local, "buffer", None) or self._log
-
-    def write(self, text: str) -> int:
-        return self._target().write(text)
-
-    def flush(self) -> None:
-        self._target().flush()
-
-    def isatty(self) -> bool:
-        return getattr(self._local, "tty", False)
-
-
-class _ThreadStdin(_ThreadStream):
-    """sys.stdin in the server: what the client sent, or NeedStdin if it sent none."""
-
-    def __init__(self):
-        super().__init__(None)
-
-    def read(self, size: int = -1) -> str:
-        buffer = getattr(self._local, "buffer", None)
-        if buffer is None:
-            raise NeedStdin
-        return buffer.read(size)
-
-    def readline(self, size: int = -1) -> str:
-        buffer = getattr(self._local, "buffer", None)
-        if buffer is None:
-            raise NeedStdin
-        return buffer.readline(size)
-
-    def __iter__(self):
-        return iter(self.readline, "")
 
 
 class Server:
@@ -105,10 +46,6 @@ class Server:
         self.requests = 0
         self._commands = threading.Condition()
         self._running = 0  # commands in hand: a busy server is not idle, and stops after them
-        self._stdout = _ThreadStream(sys.stderr)
-        self._stderr = _ThreadStream(sys.stderr)
-        self._stdin = _ThreadStdin()
-        self._command = None
 
     # -- life ---------------------------------------------------------------
     def run(self) -> None:
@@ -117,7 +54,6 @@ class Server:
             raise VaultError("another amem server is serving this vault", hint="`amem server status` shows it")
         folder = os.stat(self.index_dir)
         self._folder = (folder.st_dev, folder.st_ino)
-        sys.stdout, sys.stderr, sys.stdin = self._stdout, self._stderr, self._stdin
         c = self.container
         c.indexer.watch()
         with self.turn.held():
@@ -127,9 +63,9 @@ class Server:
             warm = getattr(c.llm, "warm", None)
             if warm is not None:
                 try:
-                    warm()  # never while a command's output is being captured (see LlamaCppLLM.warm)
+                    warm()  # the model loaded before the first request needs it
                 except Exception as exc:  # a bad model file: the worker reports it per job
-                    print(f"model not loaded: {exc}", file=sys.__stderr__, flush=True)
+                    print(f"model not loaded: {exc}", file=sys.stderr, flush=True)
         if c.llm is not None:  # None: no model
             c.llm = PausingLLM(c.llm, self.turn, c.vault)
         server = self._listen()
@@ -137,7 +73,7 @@ class Server:
         idle = threading.Thread(target=self._watch_idle, daemon=True, name="amem-idle")
         idle.start()
         self._write_info()
-        print(f"{self.started.isoformat()} amem server for {c.vault.root} on {self.socket} (pid {os.getpid()})", file=sys.__stderr__, flush=True)
+        print(f"{self.started.isoformat()} amem server for {c.vault.root} on {self.socket} (pid {os.getpid()})", file=sys.stderr, flush=True)
         try:
             server.serve_forever(poll_interval=0.2)
         finally:
@@ -148,7 +84,7 @@ class Server:
             idle.join(timeout=5)
             self._remove_files()
             c.close()
-            print(f"{datetime.now(timezone.utc).isoformat()} amem server stopped", file=sys.__stderr__, flush=True)
+            print(f"{datetime.now(timezone.utc).isoformat()} amem server stopped", file=sys.stderr, flush=True)
 
     def _only_server(self) -> bool:
         """Hold the vault's server lock for the life of this process (the OS lets go when
@@ -189,13 +125,18 @@ class Server:
                     request = json.loads(line or b"{}")
                     if not isinstance(request, dict):
                         raise ValueError("a request is a JSON object")
-                    reply = server_self.handle(request)
+                    reply = server_self.handle(request, self.send)
                 except Exception as exc:  # a malformed request gets an error, never a crash
-                    reply = {"error": f"{exc.__class__.__name__}: {exc}"}
+                    reply = {"error": {"message": f"bad request: {exc.__class__.__name__}: {exc}", "hint": None,
+                                       "exit_code": 2}, "warnings": []}
+                self.send(reply)
+
+            def send(self, message: dict) -> None:
                 try:
-                    self.wfile.write(json.dumps(reply).encode() + b"\n")
+                    self.wfile.write(json.dumps(message).encode() + b"\n")
+                    self.wfile.flush()
                 except OSError:
-                    pass  # the client hung up: nobody to tell
+                    pass  # the client hung up: nobody to tell (what it asked for is still done)
 
         class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             daemon_threads = True
@@ -245,7 +186,8 @@ class Server:
             pass
 
     # -- requests -----------------------------------------------------------
-    def handle(self, request: dict) -> dict:
+    def handle(self, request: dict, send) -> dict:
+        """The reply to one request; `send` sends the events before it."""
         op = request.get("op")
         self.last_request = time.monotonic()
         if op == "ping":
@@ -255,70 +197,39 @@ class Server:
         if op == "stop":
             self.stop()
             return {"ok": True}
-        if op == "run":
-            argv = request.get("argv")
-            if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
-                return {"error": "argv must be a list of strings"}
-            if split_argv(argv)[1] in LOCAL_ONLY:  # `serve`, `mcp`, `edit` here would take the server over
-                return {"error": f"{split_argv(argv)[1]!r} runs only in the command's own process"}
-            notices: list[str] = []  # told to this client, as its own process would (not to the log)
-            settings = settings_for(split_argv(request["argv"])[0], dict(request.get("env") or {}), dir=request.get("dir"),
-                                    notices=notices)
-            if settings.server == "off":
-                return {"retry": "off"}
-            if settings_key(settings) != self.key:
-                return {"retry": "settings"}
-            if self._vault_gone():  # its socket may outlive it, in the runtime folder
-                self.stop()
+        if not isinstance(op, str) or op not in operations.OPERATIONS:
+            return {"error": {"message": f"unknown operation {op!r}", "hint": None, "exit_code": 2}, "warnings": []}
+        flags, env, dir = check_settings(request.get("settings"))
+        notices: list[str] = []  # told to this client, as its own process would (not to the log)
+        try:
+            settings = settings_for(flags, env, dir=dir, notices=notices)
+        except AmemError:  # a bad setting: the client's own process says what is wrong, as without a server
+            return {"retry": "here"}
+        if settings.server == "off":
+            return {"retry": "off"}
+        if settings_key(settings) != self.key:
+            return {"retry": "settings"}
+        if self._vault_gone():  # its socket may outlive it, in the runtime folder
+            self.stop()
+        with self._commands:
+            if self.stopping.is_set():
+                return {"retry": "stopping"}  # the client does it in its own process
+            self._running += 1
+        try:
+            cx = operations.Context(self.container, in_server=True, warnings=notices,
+                                    progress=lambda done, total: send(progress_event(done, total)))
+            with self.turn.held():
+                self.requests += 1
+                try:
+                    return {"result": operations.run(op, request.get("args", {}), cx), "warnings": cx.warnings}
+                except Exception as exc:  # the error boundary: one line, a hint, an exit code
+                    return error_reply(exc, self.container.vault.root, cx.warnings)
+        finally:
+            self.last_request = time.monotonic()
             with self._commands:
-                if self.stopping.is_set():
-                    return {"retry": "stopping"}  # the client does it in its own process
-                self._running += 1
-            try:
-                return self._run(request, notices)
-            finally:
-                self.last_request = time.monotonic()
-                with self._commands:
-                    self._running -= 1
-                    self._commands.notify_all()
-                self.worker.wake.set()
-        return {"error": f"unknown request {op!r}"}
-
-    def _run(self, request: dict, notices: list[str]) -> dict:
-        from ..cli import app as cli
-        from ..cli import output
-
-        if self._command is None:  # Typer builds the click command on every call: once is enough
-            import typer.main
-
-            self._command = typer.main.get_command(cli.app)
-
-        argv = request["argv"]
-        out, err = io.StringIO(), io.StringIO()
-        stdin = request.get("stdin")
-        def take_over() -> None:
-            # One command at a time has the process: the consoles take the client's width,
-            # and the working folder is the client's (its relative paths). Again each time
-            # the command gets its turn back from another (see `Turn.paused`).
-            output.console.width = output.err_console.width = int(request.get("width") or 80)
-            os.chdir(request.get("cwd") or "/")
-            cli.serving(self.container, notices)
-
-        with self.turn.held(resume=take_over):
-            self.requests += 1
-            code = 0
-            try:
-                take_over()
-                with self._stdout.bound(out, bool(request.get("stdout_tty"))), self._stderr.bound(err, False), \
-                        self._stdin.bound(None if stdin is None else io.StringIO(stdin), bool(request.get("stdin_tty"))):
-                    self._command.main(args=argv, prog_name="amem", standalone_mode=True)
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-            except NeedStdin:
-                return {"retry": "stdin"}
-            finally:
-                cli.serving(None)
-        return {"stdout": out.getvalue(), "stderr": err.getvalue(), "code": code}
+                self._running -= 1
+                self._commands.notify_all()
+            self.worker.wake.set()
 
     def _between_batches(self) -> None:
         """Between an import's batches: let waiting commands in, and end the import if
@@ -348,7 +259,7 @@ class Server:
         while not self.stopping.wait(1.0):
             if self._vault_gone():
                 print(f"{datetime.now(timezone.utc).isoformat()} {self.index_dir} was removed: stopping",
-                      file=sys.__stderr__, flush=True)
+                      file=sys.stderr, flush=True)
                 self.stop()
                 return
             busy = self._running or time.monotonic() - self.last_request <= self.idle_timeout

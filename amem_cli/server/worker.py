@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
 from contextlib import contextmanager
 
 from ..container import Container
@@ -25,23 +24,18 @@ class Turn:
         self._owner: int | None = None
         self._waiting = 0
         self._count_lock = threading.Lock()
-        self._resume: dict[int, Callable[[], None]] = {}  # per thread: put its state back
         self._taken = 0  # how many times a thread has taken the turn (changed by the holder only)
 
     @contextmanager
-    def held(self, resume: Callable[[], None] | None = None):
-        """The turn, for this thread. `resume`: called each time the thread gets the turn
-        back after `paused` (another command may have changed process-wide state)."""
+    def held(self):
+        """The turn, for this thread."""
         with self._counting():
             self._lock.acquire()
         self._owner = threading.get_ident()
         self._taken += 1
-        if resume is not None:
-            self._resume[self._owner] = resume
         try:
             yield
         finally:
-            self._resume.pop(threading.get_ident(), None)
             self._owner = None
             self._lock.release()
 
@@ -59,8 +53,6 @@ class Turn:
             with self._counting():
                 self._lock.acquire()
             self._owner = me
-            if (resume := self._resume.get(me)) is not None:
-                resume()
 
     def breathe(self, wait: float = 1.0) -> None:
         """Let a thread waiting for the turn have it, then take it back. (A lock let go

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from ..errors import AmemError, NotFoundError, UsageError
 from ..models import Note
@@ -70,20 +70,22 @@ class Importer:
         batch: int = BATCH,
         progress: Callable[[int, int | None], None] | None = None,
         redact: bool = True,
+        stdin: IO | None = None,
     ) -> ImportReport:
-        """Import a JSONL file ('-': standard input) or a folder of Markdown files.
+        """Import a JSONL file ('-': `stdin`, else this process's standard input) or a folder of Markdown files.
         Bad lines and files are reported and skipped; the rest is imported. `redact`:
         secrets in the notes become `[REDACTED:kind]` before anything is stored."""
         if batch < 1:
             raise UsageError("the batch size must be at least 1")
         report = ImportReport()
-        entries, total, chain = self._entries(path, report)
+        entries, total, chain = self._entries(path, report, stdin)
         return self._run(entries, total, chain, report, defer=defer, batch=batch, progress=progress, redact=redact)
 
-    def _entries(self, path: str | Path, report: ImportReport) -> tuple[Iterator[_Entry], int | None, bool]:
+    def _entries(self, path: str | Path, report: ImportReport, stdin: IO | None) -> tuple[Iterator[_Entry], int | None, bool]:
         """What to import, how many entries there are (if known), and whether they are a sequence."""
         if str(path) == "-":
-            return _jsonl(getattr(sys.stdin, "buffer", sys.stdin), "<stdin>", "stdin", report), None, True
+            stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", sys.stdin)
+            return _jsonl(stream, "<stdin>", "stdin", report), None, True
         # Absolute now: the files are read batch by batch, and a server runs other
         # commands (each in its own working folder) between the batches.
         path = Path(path).expanduser().absolute()
@@ -234,7 +236,7 @@ def _jsonl(stream: BinaryIO, where: str, name: str, report: ImportReport) -> Ite
     unknown: set[str] = set()
     for n, raw in enumerate(stream, 1):
         at = f"{where}:{n}"
-        if isinstance(raw, str):  # the warm server's stdin: a byte that was not UTF-8 is a surrogate now
+        if isinstance(raw, str):  # standard input read by the client: a byte that was not UTF-8 is a surrogate now
             raw = raw.encode("utf-8", "surrogatepass")  # and not UTF-8 again, as in a file
         try:
             line = raw.decode("utf-8-sig")

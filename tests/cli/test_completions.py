@@ -98,12 +98,21 @@ def test_bash_script_end_to_end(indexed, tmp_path):
     assert res.stdout.split() == ["alpha-1", "alpha-2"], res.stderr
 
 
-def test_a_completion_request_never_goes_to_the_server(indexed, monkeypatch):
+def test_a_completion_request_never_goes_to_the_server(indexed, monkeypatch, capsys):
+    from amem_cli.cli.entry import main
+
     def refuse(*args, **kwargs):
         raise AssertionError("a TAB reached the server")
 
-    monkeypatch.delenv("AMEM_SERVER", raising=False)
-    monkeypatch.setattr(client, "call", refuse)
-    monkeypatch.setattr(client, "start", refuse)
+    monkeypatch.setenv("AMEM_SERVER", "auto")
+    for name in ("ask", "call", "start"):
+        monkeypatch.setattr(client, name, refuse)
+    words = f"amem --dir {indexed} search x --box o"
+    monkeypatch.setenv("COMP_WORDS", words)
+    monkeypatch.setenv("COMP_CWORD", str(len(words.split(" ")) - 1))
     monkeypatch.setenv("_AMEM_COMPLETE", "complete_bash")
-    assert client.run_via_server(["--dir", str(indexed), "search", "x"]) is None
+    monkeypatch.setattr(sys, "argv", ["amem"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == 0
+    assert capsys.readouterr().out.split() == ["office", "outdoors"]  # answered here, from the index

@@ -151,7 +151,7 @@ def test_idle_timeout_socket_permissions_and_bad_requests(amem, vault, amem_cmd)
         assert wait_until(lambda: sock.exists())
         assert stat.S_IMODE(sock.stat().st_mode) & 0o077 == 0  # owner only
         assert stat.S_IMODE((vault / ".amem").stat().st_mode) & 0o077 == 0
-        for bad in (b"not json\n", b'{"op": "run", "argv": "a string"}\n', b'{"op": "launch"}\n', b"[1, 2]\n"):
+        for bad in (b"not json\n", b'{"op": "search", "args": "a string"}\n', b'{"op": "launch"}\n', b"[1, 2]\n"):
             assert "error" in _raw(sock, bad)
         assert _raw(sock, b'{"op": "ping"}\n') == {"ok": True}  # still up (asked at once: it idles out in 2 s)
         assert proc.wait(timeout=30) == 0  # then stops by itself when idle
@@ -286,32 +286,34 @@ def test_malformed_requests_get_errors_and_the_server_serves_on(amem, vault):
     pid = _status(amem)["pid"]
     sock = vault / ".amem" / "server.sock"
     env = {**{k: v for k, v in os.environ.items() if k.startswith("AMEM_")}, **SERVER}  # as the CLI sends it
-    valid = json.dumps({"op": "run", "argv": ["show", note_id, "--json"], "dir": str(vault), "env": env}).encode() + b"\n"
+    settings = {"flags": {}, "env": env, "dir": str(vault)}
+    valid = json.dumps({"op": "show", "args": {"id": note_id}, "settings": settings}).encode() + b"\n"
     bad = {
         "garbage bytes": bytes(range(256)) * 4 + b"\n",
         "not UTF-8": b'{"op": "\xff\xfe"}\n',
-        "truncated frame": b'{"op": "run", "argv": ["list", "--js',
+        "truncated frame": b'{"op": "list", "args": {"limit": 5',
         "a length prefix, as some protocols have": (2**31 - 1).to_bytes(4, "big") + b'{"op": "ping"}',
         "a line longer than the limit": b"[" * (MAX_REQUEST + 1024),
         "deeply nested JSON": b"[" * 100_000 + b"]" * 100_000 + b"\n",
-        "a JSON list": b'["op", "run"]\n',
+        "a JSON list": b'["op", "list"]\n',
         "a JSON string": b'"ping"\n',
         "op of the wrong type": b'{"op": 5}\n',
         "nothing at all": b"",
     }
     # Well-formed but for one field (the rest as the CLI sends it, so the server gets that far).
-    base = {"op": "run", "argv": ["list"], "dir": str(vault), "env": env}
+    base = {"op": "list", "args": {}, "settings": settings}
     for what, change in {
-        "argv not a list": {"argv": {"0": "list"}},
-        "argv of numbers": {"argv": [1, 2]},
-        "env not an object": {"env": "AMEM_LLM=none"},
-        "dir of the wrong type": {"dir": 7},
-        "width not a number": {"width": "wide"},
-        "stdin not text": {"argv": ["add"], "stdin": 12},
-        "cwd that does not exist": {"cwd": "/no/such/folder"},
-        "a command that would take the server over": {"argv": ["--dir", str(vault), "serve"]},
-        "a command that would serve MCP on the server's stdio": {"argv": ["mcp"]},
-        "a command that would open an editor in the server": {"argv": ["edit", note_id]},
+        "args not an object": {"args": ["list"]},
+        "an argument of the wrong type": {"args": {"limit": "ten"}},
+        "an argument the operation does not take": {"args": {"argv": ["list"]}},
+        "an argument missing": {"op": "show", "args": {}},
+        "settings not an object": {"settings": "AMEM_LLM=none"},
+        "env not an object": {"settings": {**settings, "env": "AMEM_LLM=none"}},
+        "dir of the wrong type": {"settings": {**settings, "dir": 7}},
+        "a flag the CLI has not": {"settings": {**settings, "flags": {"--dir": str(vault)}}},
+        "a command that would take the server over": {"op": "serve"},
+        "a command that would serve MCP on the server's stdio": {"op": "mcp"},
+        "a command that would open an editor in the server": {"op": "edit", "args": {"id": note_id}},
     }.items():
         bad[what] = json.dumps({**base, **change}).encode() + b"\n"
     for what, data in bad.items():
@@ -319,10 +321,11 @@ def test_malformed_requests_get_errors_and_the_server_serves_on(amem, vault):
         if reply is None:  # refused unread: the only request the server may cut off
             assert what == "a line longer than the limit"
         else:
-            assert "error" in reply and "code" not in reply, (what, reply)
+            assert "error" in reply and "result" not in reply, (what, reply)
+            assert reply["error"]["exit_code"] == 2 and reply["error"]["message"], (what, reply)
         # The next well-formed request is served, by the same server.
         ok = _raw(sock, valid)
-        assert ok["code"] == 0 and json.loads(ok["stdout"])["id"] == note_id, what
+        assert ok["result"]["id"] == note_id, what
     # A client that connects and hangs up at once, and one that connects and says nothing.
     with socket.socket(socket.AF_UNIX) as s:
         s.connect(str(sock))

@@ -10,7 +10,7 @@ Each `amem` runs as a real process (`--no-server`, the fake embedder, a scripted
 forked from a *zygote*: a process that has imported amem and chromadb and built the
 Typer app's command once, so a command costs its own work, not 3 s of imports.
 Forking before any store is opened is safe; the child then runs the command with its
-argv as the warm server does (the same Typer app, standalone mode, exit code as
+argv as `amem --no-server` does (the same Typer app, standalone mode, exit code as
 `amem` exits). The zygote, being the parent, does the killing: a child that is not yet
 reaped cannot have its pid reused, so the kill never hits another process.
 """

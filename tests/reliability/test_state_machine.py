@@ -146,7 +146,7 @@ class VaultMachine(RuleBasedStateMachine):
         except Crash:
             pass
         finally:
-            store.os.replace = real_replace
+            vault_module.os.replace = real_replace
         self.mem = self._open()  # a new process: the dead one's state is gone with it
         # Adds never acknowledged may or may not have landed; a delete may or may not have.
         on_disk = self._files()

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import difflib
-import json
 from typing import Annotated
 
 import typer
 
-from ..app import command, container
+from ..app import call, command
 from ..options import IdArg, JsonOpt
 from ..output import console, escape, print_json, printable
 
@@ -16,24 +15,22 @@ from ..output import console, escape, print_json, printable
 @command("boxes")
 def boxes(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """List the boxes notes are filed in, with how many notes each holds."""
-    c = container(ctx)
-    c.indexer.sync()
-    rows = c.index.boxes()
+    rows = call(ctx, "boxes", {})
     if json_output:
-        print_json([{"box": box, "notes": n} for box, n in rows])
+        print_json(rows)
     elif not rows:
         console.print("[dim]No boxes yet.[/]")
     else:
-        for box, n in rows:
-            console.print(f"{n:>5}  {escape(box)}")
+        for row in rows:
+            console.print(f"{row['notes']:>5}  {escape(row['box'])}")
 
 
 @command("history")
 def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
     """Show how amem changed a note (evolution; fields derived again after you edited its text), oldest first, as diffs."""
-    revisions = container(ctx).notes.history(note_id)
+    revisions = call(ctx, "history", {"id": note_id})
     if json_output:
-        print_json([_public(r) for r in revisions])
+        print_json(revisions)
         return
     if not revisions:
         console.print(f"[dim]{escape(note_id)} has not been changed by amem.[/]")
@@ -42,8 +39,8 @@ def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) ->
         cause = f" after {r['cause']}" if r["cause"] else ""
         by = f" [dim]({escape(r['model'])})[/]" if r["model"] else ""  # none: the deterministic method
         console.print(f"[bold]revision {r['seq']}[/] {escape(str(r['at']))}{escape(cause)}{by}")
-        before = [f"context: {r['old_context']}", f"tags: {', '.join(json.loads(r['old_tags']))}"]
-        after = [f"context: {r['new_context']}", f"tags: {', '.join(json.loads(r['new_tags']))}"]
+        before = [f"context: {r['old_context']}", f"tags: {', '.join(r['old_tags'])}"]
+        after = [f"context: {r['new_context']}", f"tags: {', '.join(r['new_tags'])}"]
         for line in difflib.unified_diff(before, after, "before", "after", lineterm="", n=0):
             style = "green" if line.startswith("+") else "red" if line.startswith("-") else "dim"
             console.print(f"[{style}]{escape(line)}[/]")
@@ -52,35 +49,25 @@ def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) ->
 @command("undo")
 def undo(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
     """Restore a note's file as it was before amem's last change to it, byte for byte."""
-    note = container(ctx).notes.undo(note_id)
+    note = call(ctx, "undo", {"id": note_id})
     if json_output:
-        print_json(note.to_dict())
+        print_json(note)
     else:
-        typer.echo(f"restored {printable(note.id)}")
-
-
-def _public(revision: dict) -> dict:
-    out = {k: v for k, v in revision.items() if k not in ("old_bytes", "new_hash")}
-    out["old_tags"], out["new_tags"] = json.loads(revision["old_tags"]), json.loads(revision["new_tags"])
-    return out
+        typer.echo(f"restored {printable(note['id'])}")
 
 
 @command("stats")
 def stats(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """How the link graph has grown: links per note, components, diameter, clustering."""
-    from ...services.stats import graph_stats
-
-    c = container(ctx)
-    c.indexer.sync()
-    st = graph_stats(c.index)
+    st = call(ctx, "stats", {})
     if json_output:
-        print_json(st.to_dict())
+        print_json(st)
         return
-    console.print(f"notes {st.notes}, boxes {st.boxes}")
-    console.print(f"links {st.links} ({st.links_per_note} per note), sequence links {st.sequence_links}")
-    approx = "" if st.diameter_exact else " (estimated)"
-    console.print(f"components {st.components}, largest {st.largest_component} notes, diameter {st.diameter}{approx}")
-    console.print(f"average clustering coefficient {st.clustering}")
+    console.print(f"notes {st['notes']}, boxes {st['boxes']}")
+    console.print(f"links {st['links']} ({st['links_per_note']} per note), sequence links {st['sequence_links']}")
+    approx = "" if st["diameter_exact"] else " (estimated)"
+    console.print(f"components {st['components']}, largest {st['largest_component']} notes, diameter {st['diameter']}{approx}")
+    console.print(f"average clustering coefficient {st['clustering']}")
 
 
 @command("evolve")
@@ -91,9 +78,9 @@ def evolve(
     json_output: JsonOpt = False,
 ) -> None:
     """Link a note again and let the notes it links evolve (context and tags)."""
-    result = container(ctx).notes.pipeline.revisit(note_id, dry_run=dry_run)
+    result = call(ctx, "evolve", {"id": note_id, "dry_run": dry_run})
     if json_output:
-        print_json({"note": note_id, "dry_run": dry_run, **result})
+        print_json(result)
         return
     verb = "would" if dry_run else "did"
     if not result["links"] and not result["evolutions"]:
@@ -115,12 +102,11 @@ def process(
     """Do the queued work of notes added with --defer: build, link, evolve."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    c = container(ctx)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   disable=json_output, transient=True) as bar:
         task = bar.add_task("Processing", total=None)
-        done = c.notes.pipeline.process(limit, progress=lambda n, total: bar.update(task, completed=n, total=total))
+        result = call(ctx, "process", {"limit": limit}, progress=lambda n, total: bar.update(task, completed=n, total=total))
     if json_output:
-        print_json({"processed": done, "queued": len(c.index.queued())})
+        print_json(result)
     else:
-        console.print(f"Processed {len(done)} notes; {len(c.index.queued())} still queued.")
+        console.print(f"Processed {len(result['processed'])} notes; {result['queued']} still queued.")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
-from ..app import command, container
+from ..app import call, command
 from ..completions import complete_ids
 from ..options import BoxOpt, JsonOpt, TagOpt
 from ..output import console, escape, json_printable, print_json, printable
@@ -50,29 +50,22 @@ def graph(
     json_output: JsonOpt = False,
 ) -> None:
     """Show how notes link, as Mermaid (the default), DOT, GraphML, JSON or an HTML page."""
-    from ...services import graph as views
-
     if html and (fmt or output):
         raise UsageError("--html writes a page: it goes with neither --format nor --output", hint="run amem graph twice")
     if json_output and not (html or output) and fmt not in (None, "json"):
         raise UsageError(f"--json prints JSON, not {fmt}", hint="leave out one of --json and --format")
-    c = container(ctx)
-    c.indexer.sync()
-    g = views.build_graph(c.index, around=around, depth=depth, tags=tag, boxes=box)
-    if html:
-        title = f"{c.vault.root.name}: around {around}" if around else c.vault.root.name
-        target, kind, text = html, "html", views.to_html(g, f"amem graph of {title}")
-    else:
-        kind = fmt or ("json" if json_output and not output else "mermaid")
-        target, text = output, views.render(g, kind)
+    kind = "html" if html else fmt or ("json" if json_output and not output else "mermaid")
+    target = html or output
+    g = call(ctx, "graph", {"format": kind, "around": around, "depth": depth, "tags": tag, "boxes": box})
+    text = g["text"]
     if target is None:  # a terminal, perhaps: a file gets the text as it is
         typer.echo(json_printable(text) if kind == "json" else printable(text, lines=True), nl=False)
         return
     _write(target, text)
     if json_output:
-        print_json({"file": str(target), "format": kind, "nodes": len(g.nodes), "edges": len(g.edges)})
+        print_json({"file": str(target), "format": kind, "nodes": g["nodes"], "edges": g["edges"]})
     else:
-        console.print(f"Wrote {escape(str(target))}: {len(g.nodes)} notes, {len(g.edges)} edges.")
+        console.print(f"Wrote {escape(str(target))}: {g['nodes']} notes, {g['edges']} edges.")
 
 
 def _write(path: Path, text: str) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..app import command, container
+from ..app import call, command
 from ..options import JsonOpt, NoRedactOpt
 from ..output import console, err_console, escape, print_json, warn
 
@@ -37,31 +37,34 @@ def import_(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    c = container(ctx)
+    from ...utf8 import raw_stdin
+
+    # Standard input read here, each byte that is not UTF-8 kept as a surrogate escape: the
+    # line holding one is reported as not UTF-8, as a file's would be.
+    stdin = raw_stdin() if str(path) == "-" else None
+    where = "-" if stdin is not None else str(path.expanduser().absolute())
     stderr = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr, disable=not stderr.is_terminal, transient=True) as bar:
         task = bar.add_task("Importing", total=None)
-        report = c.importer.import_path(
-            path, defer=defer, batch=batch, progress=lambda done, total: bar.update(task, completed=done, total=total),
-            redact=not no_redact,
-        )
-    for problem in report.problems:
+        report = call(ctx, "import", {"path": where, "defer": defer, "batch": batch, "redact": not no_redact, "stdin": stdin},
+                      progress=lambda done, total: bar.update(task, completed=done, total=total))
+    for problem in report["problems"]:
         err_console.print(escape(problem))
-    for warning in report.warnings:
+    for warning in report["warnings"]:
         warn(warning)
     if json_output:
-        print_json(report.to_dict())
+        print_json(report)
     else:
-        n = len(report.ids)
+        n = len(report["ids"])
         summary = [f"imported {n} note{'' if n == 1 else 's'}"]
-        if report.skipped:
-            summary.append(f"skipped {report.skipped} (see above)")
-        if report.duplicates:
-            summary.append(f"skipped {report.duplicates} already imported")
-        if report.redactions:
-            summary.append(f"redacted {report.redactions} secret{'' if report.redactions == 1 else 's'}")
-        queued = " (their model work is queued: run `amem process`)" if defer and report.ids else ""
+        if report["skipped"]:
+            summary.append(f"skipped {report['skipped']} (see above)")
+        if report["duplicates"]:
+            summary.append(f"skipped {report['duplicates']} already imported")
+        if report["redactions"]:
+            summary.append(f"redacted {report['redactions']} secret{'' if report['redactions'] == 1 else 's'}")
+        queued = " (their model work is queued: run `amem process`)" if defer and report["ids"] else ""
         console.print(", ".join(summary) + queued)
-    if report.skipped:
+    if report["skipped"]:
         raise typer.Exit(1)

@@ -10,7 +10,7 @@ import typer
 
 from ...errors import NotFoundError, UsageError
 from ...utf8 import as_text, mend, raw_stdin, replaced
-from ..app import command, container
+from ..app import call, command
 from ..options import JsonOpt, NoRedactOpt
 from ..output import print_json, printable, warn
 
@@ -57,17 +57,17 @@ def ingest(
 ) -> None:
     """Split chat transcripts (text, Markdown, JSON, JSONL) into notes, one sequence each.
     Secrets are redacted; a transcript ingested again adds nothing."""
-    transcripts = [_read(f) for f in files or [Path("-")]]  # every file read before any is ingested
-    ingester = container(ctx).ingester
-    reports = [ingester.ingest(text, name, redact_secrets=not no_redact, defer=defer) for name, text in transcripts]
+    transcripts = [list(_read(f)) for f in files or [Path("-")]]  # every file read before any is ingested
+    reports = call(ctx, "ingest", {"transcripts": transcripts, "redact": not no_redact, "defer": defer})
     if json_output:
         total = {"ingested": 0, "skipped": 0, "redactions": 0, "ids": [], "similar": []}
         for report in reports:
-            for key, value in report.to_dict().items():
-                total[key] += value
+            for key in total:
+                total[key] += report[key]
         print_json(total)
         return
     for r in reports:
-        typer.echo(f"ingested {len(r.ids)} notes from {printable(r.name)} ({r.redactions} redactions, {r.skipped} already present)")
-        for s in r.similar:
+        typer.echo(f"ingested {len(r['ids'])} notes from {printable(r['name'])} ({r['redactions']} redactions, "
+                   f"{r['skipped']} already present)")
+        for s in r["similar"]:
             typer.echo(f"similar: {printable(s['id'])} ~ {printable(s['similar_to'])} ({s['score']:.2f})")

@@ -11,12 +11,10 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
-from ...redact import REDACTED
-from ...timeutil import day
-from ..app import command, container, read_stdin, served
+from ..app import call, command, container, read_stdin
 from ..completions import complete_boxes, complete_ids, complete_tags
 from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, NoRedactOpt, SinceOpt, TagOpt, UntilOpt
-from ..output import console, escape, print_json, printable, snippet, warn
+from ..output import console, day_of, escape, print_json, printable, snippet
 
 
 def _parse_meta(items: list[str] | None) -> dict[str, str]:
@@ -61,44 +59,38 @@ def add(
     json_output: JsonOpt = False,
 ) -> None:
     """Add a note. Prints its id. Secrets in it (API keys, tokens, passwords) are redacted."""
-    content = _read_text(text)
-    c = container(ctx)
-    # In the warm server the note is stored and acknowledged at once; its worker then
-    # builds, links, evolves and embeds it (queued in the index: a crash loses nothing).
-    queue = served()
-    note = c.notes.add(
-        content, keywords=keyword, tags=tag, context=context, boxes=box, metadata=_parse_meta(meta), created_at=created,
-        after=after, defer=defer or queue, embed=not queue, redact=not no_redact,
-    )
-    if redacted := note.metadata.get(REDACTED):
-        warn(f"{redacted} secret{'s' if redacted != 1 else ''} redacted (--no-redact keeps them)")
+    metadata = _parse_meta(meta)
+    note = call(ctx, "add", {
+        "content": _read_text(text), "keywords": keyword, "tags": tag, "context": context, "boxes": box, "metadata": metadata,
+        "created": created, "after": after, "defer": defer, "redact": not no_redact,
+    })
     if json_output:
-        print_json(note.to_dict())
+        print_json(note)
     else:
-        typer.echo(printable(note.id))
+        typer.echo(printable(note["id"]))
 
 
 @command("show")
 def show(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
     """Show one note."""
-    note = container(ctx).notes.get(note_id)
+    note = call(ctx, "show", {"id": note_id})
     if json_output:
-        print_json(note.to_dict())
+        print_json(note)
         return
-    console.print(f"[bold]{escape(note.id)}[/]  [dim]{note.created_at.isoformat() if note.created_at else ''}[/]")
-    for label, values in (("keywords", note.keywords), ("tags", note.tags), ("boxes", note.boxes)):
-        if values:
-            console.print(f"[dim]{label}:[/] {escape(', '.join(values))}")
-    if note.context:
-        console.print(f"[dim]context:[/] {escape(note.context)}")
-    if note.links:
-        console.print(f"[dim]links:[/] {escape(' '.join(note.links))}")
-    if note.backlinks:
-        console.print(f"[dim]backlinks:[/] {escape(' '.join(note.backlinks))}")
-    if note.metadata:
-        console.print(f"[dim]metadata:[/] {escape(str(note.metadata))}")
+    console.print(f"[bold]{escape(note['id'])}[/]  [dim]{note['created_at'] or ''}[/]")
+    for label in ("keywords", "tags", "boxes"):
+        if note[label]:
+            console.print(f"[dim]{label}:[/] {escape(', '.join(note[label]))}")
+    if note["context"]:
+        console.print(f"[dim]context:[/] {escape(note['context'])}")
+    if note["links"]:
+        console.print(f"[dim]links:[/] {escape(' '.join(note['links']))}")
+    if note["backlinks"]:
+        console.print(f"[dim]backlinks:[/] {escape(' '.join(note['backlinks']))}")
+    if note["metadata"]:
+        console.print(f"[dim]metadata:[/] {escape(str(note['metadata']))}")
     console.print()
-    console.print(escape(note.content, lines=True))
+    console.print(escape(note["content"], lines=True))
 
 
 @command("list")
@@ -112,25 +104,16 @@ def list_(
     json_output: JsonOpt = False,
 ) -> None:
     """List notes, newest first."""
-    from ...timeutil import to_datetime
-
-    notes = container(ctx).notes.list(
-        tags=tag,
-        boxes=box,
-        since=to_datetime(since) if since else None,
-        until=to_datetime(until) if until else None,
-        limit=limit,
-    )
+    notes = call(ctx, "list", {"tags": tag, "boxes": box, "since": since, "until": until, "limit": limit})
     if json_output:
-        print_json([n.to_dict() for n in notes])
+        print_json(notes)
         return
     if not notes:
         console.print("[dim]No notes.[/]")
         return
     for n in notes:
-        date = day(n.created_at) if n.created_at else ""
-        tags = f" [cyan]{escape(' '.join('#' + t for t in n.tags))}[/]" if n.tags else ""
-        console.print(f"[bold]{escape(n.id)}[/] [dim]{date}[/] {escape(snippet(n.content, 80))}{tags}")
+        tags = f" [cyan]{escape(' '.join('#' + t for t in n['tags']))}[/]" if n["tags"] else ""
+        console.print(f"[bold]{escape(n['id'])}[/] [dim]{day_of(n['created_at'])}[/] {escape(snippet(n['content'], 80))}{tags}")
 
 
 @command("edit")
@@ -166,8 +149,7 @@ def rm(
     json_output: JsonOpt = False,
 ) -> None:
     """Remove notes, and the links other notes have to them."""
-    c = container(ctx)
-    removed = [c.notes.delete(i).id for i in note_ids]
+    removed = call(ctx, "rm", {"ids": note_ids})["removed"]
     if json_output:
         print_json({"removed": removed})
     else:

@@ -6,10 +6,9 @@ from typing import Annotated
 
 import typer
 
-from ...timeutil import day
-from ..app import command, container
+from ..app import call, command
 from ..options import BoxOpt, JsonOpt, LimitOpt, SinceOpt, TagOpt, UntilOpt
-from ..output import console, escape, print_json, printable, snippet
+from ..output import console, day_of, escape, print_json, printable, snippet
 
 
 @command("search")
@@ -26,22 +25,21 @@ def search(
     json_output: JsonOpt = False,
 ) -> None:
     """Find notes by meaning and by words."""
-    hits = container(ctx).search.search(query, limit=limit, mode=mode, tags=tag, boxes=box, since=since, until=until)
+    hits = call(ctx, "search", {"query": query, "limit": limit, "mode": mode, "tags": tag, "boxes": box, "since": since,
+                                "until": until})
     if json_output:
-        print_json([h.to_dict() for h in hits])
+        print_json(hits)
         return
     if not hits:
         console.print("[dim]No matching notes.[/]")
         return
     for rank, hit in enumerate(hits, 1):
-        n = hit.note
-        date = day(n.created_at) if n.created_at else ""
-        console.print(f"{rank:>2}. [bold]{escape(n.id)}[/] [dim]{date} score {hit.score:.4f}[/]")
-        console.print(f"    {escape(snippet(n.content, 110))}")
-        if n.context:
-            console.print(f"    [dim]{escape(snippet(n.context, 110))}[/]")
+        console.print(f"{rank:>2}. [bold]{escape(hit['id'])}[/] [dim]{day_of(hit['created_at'])} score {hit['score']:.4f}[/]")
+        console.print(f"    {escape(snippet(hit['content'], 110))}")
+        if hit["context"]:
+            console.print(f"    [dim]{escape(snippet(hit['context'], 110))}[/]")
         if explain:
-            parts = [_explain(name, v) for name, v in hit.sources.items()]
+            parts = [_explain(name, v) for name, v in hit["sources"].items()]
             console.print(f"    [magenta]{escape('; '.join(parts))}[/]")
 
 
@@ -66,12 +64,9 @@ def context(
     json_output: JsonOpt = False,
 ) -> None:
     """Print a prompt-ready block of the best notes for QUERY, to paste or pipe into an agent."""
-    from ...services.context import build_context, estimate_tokens, fit
-
-    hits = container(ctx).search.search(query, limit=limit, tags=tag, boxes=box, since=since, until=until)
-    notes = fit((h.note for h in hits), max_tokens)
-    text = build_context(notes)
+    block = call(ctx, "context", {"query": query, "max_tokens": max_tokens, "limit": limit, "tags": tag, "boxes": box,
+                                  "since": since, "until": until})
     if json_output:
-        print_json({"query": query, "context": text, "tokens": estimate_tokens(text), "notes": [n.id for n in notes]})
+        print_json(block)
     else:
-        typer.echo(printable(text, lines=True))
+        typer.echo(printable(block["context"], lines=True))

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..app import command, container, run_settings
+from ..app import call, command, container, run_settings
 from ..options import JsonOpt
 from ...errors import InconsistentError, UsageError
 from ..output import console, escape, print_json, warn
@@ -55,12 +55,9 @@ def config(
     json_output: JsonOpt = False,
 ) -> None:
     """Show the settings in effect (defaults < user config < vault amem.toml < AMEM_* < flags)."""
-    import dataclasses
-
     if action != "show":
         raise UsageError(f"unknown config action {action!r}", hint="use `amem config show`")
-    settings = {k: (str(v) if v is not None and not isinstance(v, (int, float, str)) else v)
-                for k, v in dataclasses.asdict(container(ctx).settings).items()}
+    settings = call(ctx, "config", {})
     if json_output:
         print_json(settings)
     else:
@@ -119,7 +116,6 @@ def reindex(
     """Rebuild the index from the note files and re-embed every note."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    c = container(ctx)
     show = not (quiet or json_output)
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), disable=not show, transient=True
@@ -129,8 +125,7 @@ def reindex(
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        report = c.indexer.reindex(progress=progress)
-    data = {"notes": c.index.count(), "embedded": c.index.embedded_count(), "errors": report.errors}
+        data = call(ctx, "reindex", {}, progress=progress)
     if json_output:
         print_json(data)
     else:
@@ -140,19 +135,20 @@ def reindex(
 @command("status")
 def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Counts, index health, files changed since the last index, the embedding model."""
-    c = container(ctx)
-    st = c.indexer.status(vector_store=c.settings.chroma_url or "local")
+    result = call(ctx, "vault_status", {})
+    st = result["status"]
     if json_output:
-        print_json(st.to_dict())
+        print_json(st)
         return
-    console.print(f"[bold]Vault[/] {escape(st.vault)}")
-    if c.vault.read_only:
-        console.print(f"  read-only: amem changes nothing in it; its index is kept in {escape(str(c.vault.index_dir))}")
-    console.print(f"  notes {st.notes}, indexed {st.indexed}, embedded {st.embedded}, links {st.links}, boxes {st.boxes}")
-    console.print(f"  files changed since the last index: {st.pending_changes}")
-    model = f"{st.embedding_model} ({st.embedding_dimensions} dimensions)" if st.embedding_model else "none yet"
-    console.print(f"  embedding model: {escape(model)}; vectors: {escape(st.vector_store)}")
-    for e in st.errors:
+    console.print(f"[bold]Vault[/] {escape(st['vault'])}")
+    if result["read_only"]:
+        console.print(f"  read-only: amem changes nothing in it; its index is kept in {escape(result['index_dir'])}")
+    console.print(f"  notes {st['notes']}, indexed {st['indexed']}, embedded {st['embedded']}, links {st['links']}, "
+                  f"boxes {st['boxes']}")
+    console.print(f"  files changed since the last index: {st['pending_changes']}")
+    model = f"{st['embedding_model']} ({st['embedding_dimensions']} dimensions)" if st["embedding_model"] else "none yet"
+    console.print(f"  embedding model: {escape(model)}; vectors: {escape(st['vector_store'])}")
+    for e in st["errors"]:
         console.print(f"  [red]problem:[/] {escape(e)}")
 
 
@@ -165,26 +161,27 @@ def doctor(
     json_output: JsonOpt = False,
 ) -> None:
     """Check that the files, the index, the vectors, the links and the queue agree."""
-    report = container(ctx).doctor.run(fix=fix)
+    result = call(ctx, "doctor", {"fix": fix})
+    report = result["report"]
     if json_output:
-        print_json(report.to_dict())
-        if not report.ok:
+        print_json(report)
+        if not report["ok"]:
             raise typer.Exit(InconsistentError.exit_code)
         return
-    for line in report.fixed:
+    for line in report["fixed"]:
         console.print(f"fixed: {escape(line)}")
-    for line in report.warnings:
+    for line in report["warnings"]:
         warn(line)
-    for problem in report.problems:
-        console.print(f"[red]problem:[/] {escape(str(problem))}")
-        if problem.hint:
-            console.print(f"  [dim]{escape(problem.hint)}[/]")
-    if not report.ok:
-        if report.for_a_person:
+    for problem in report["problems"]:
+        console.print(f"[red]problem:[/] {escape(problem['kind'] + ': ' + problem['detail'])}")
+        if problem["hint"]:
+            console.print(f"  [dim]{escape(problem['hint'])}[/]")
+    if not report["ok"]:
+        if result["for_a_person"]:
             hint = "edit the files named above; `--fix` never changes what a person wrote"
         elif fix:
             hint = "see the problems above"
         else:
             hint = "run `amem doctor --fix` to repair the index from the files"
-        raise InconsistentError(report.summary(), hint=hint)
-    console.print(report.summary().capitalize() + ".")
+        raise InconsistentError(report["summary"], hint=hint)
+    console.print(report["summary"].capitalize() + ".")

@@ -1,0 +1,289 @@
+"""The operations the CLI asks for, one function each: the one way in to the services for
+the `amem` commands, whether they run in the command's own process or in the vault's
+warm server (`server/protocol.py` carries them there).
+
+An operation takes JSON-able arguments (paths absolute, standard input already read by
+the client) and a `Context`, calls services, and returns a JSON-able result: the shape
+the command's `--json` prints where it has one. No Typer, no Rich: rendering is the
+CLI's business.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import UsageError
+
+if typing.TYPE_CHECKING:
+    from .container import Container
+
+
+@dataclass
+class Context:
+    """What an operation needs besides its arguments."""
+
+    container: Container
+    in_server: bool = False  # the warm server: an add stores the note and queues the model's work
+    progress: Callable[[int, int | None], None] | None = None  # (done, total) of a long operation
+    warnings: list[str] = field(default_factory=list)  # told to the user on stderr, after the fact
+
+
+OPERATIONS: dict[str, Callable[..., Any]] = {}
+
+
+def operation(name: str) -> Callable:
+    def register(fn: Callable) -> Callable:
+        OPERATIONS[name] = fn
+        return fn
+
+    return register
+
+
+def run(name: str, args: dict[str, Any], cx: Context) -> Any:
+    """The operation's result. Unknown operations and arguments of the wrong name or type
+    are a UsageError, before anything is done."""
+    fn = OPERATIONS.get(name) if isinstance(name, str) else None
+    if fn is None:
+        raise UsageError(f"unknown operation {name!r}", hint=f"one of: {', '.join(sorted(OPERATIONS))}")
+    _check(name, fn, args)
+    try:
+        return fn(cx, **args)
+    finally:
+        cx.warnings.extend(p for p in problems(cx.container) if p not in cx.warnings)
+
+
+def problems(c: Container) -> list[str]:
+    """What the index noticed since last asked (a note file it could not read), once each."""
+    if "indexer" not in c.__dict__:  # not built (the container builds its parts on first use)
+        return []
+    found = list(dict.fromkeys(c.indexer.problems))
+    c.indexer.problems.clear()
+    return found
+
+
+def _check(name: str, fn: Callable, args: Any) -> None:
+    if not isinstance(args, dict):
+        raise UsageError(f"the arguments of {name!r} are a JSON object, not {type(args).__name__}")
+    hints = typing.get_type_hints(fn)
+    params = list(inspect.signature(fn).parameters.values())[1:]  # after the context
+    known = {p.name: p for p in params}
+    for key, value in args.items():
+        if key not in known:
+            raise UsageError(f"{name!r} takes no argument {key!r}", hint=f"it takes: {', '.join(known) or 'none'}")
+        if not _fits(value, hints[key]):
+            raise UsageError(f"{name!r}: {key!r} cannot be {value!r}")
+    missing = [p.name for p in params if p.default is inspect.Parameter.empty and p.name not in args]
+    if missing:
+        raise UsageError(f"{name!r} needs {', '.join(map(repr, missing))}")
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether a JSON value has the annotated type (str, int, bool, None, lists and dicts of them)."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, h) for h in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return isinstance(value, list) and all(_fits(v, item) for v in value)
+    if origin is dict:
+        key, item = typing.get_args(hint)
+        return isinstance(value, dict) and all(_fits(k, key) and _fits(v, item) for k, v in value.items())
+    raise TypeError(f"no check for {hint!r}")
+
+
+# -- single notes -------------------------------------------------------------------
+
+
+@operation("add")
+def add(cx: Context, content: str, keywords: list[str] | None = None, tags: list[str] | None = None,
+        context: str | None = None, boxes: list[str] | None = None, metadata: dict[str, str] | None = None,
+        created: str | None = None, after: str | None = None, defer: bool = False, redact: bool = True) -> dict:
+    from .redact import REDACTED
+
+    # In the warm server the note is stored and acknowledged at once; its worker then
+    # builds, links, evolves and embeds it (queued in the index: a crash loses nothing).
+    queue = cx.in_server
+    note = cx.container.notes.add(
+        content, keywords=keywords, tags=tags, context=context, boxes=boxes, metadata=metadata or {}, created_at=created,
+        after=after, defer=defer or queue, embed=not queue, redact=redact,
+    )
+    if redacted := note.metadata.get(REDACTED):
+        cx.warnings.append(f"{redacted} secret{'s' if redacted != 1 else ''} redacted (--no-redact keeps them)")
+    return note.to_dict()
+
+
+@operation("show")
+def show(cx: Context, id: str) -> dict:
+    return cx.container.notes.get(id).to_dict()
+
+
+@operation("list")
+def list_(cx: Context, tags: list[str] | None = None, boxes: list[str] | None = None, since: str | None = None,
+          until: str | None = None, limit: int = 50) -> list[dict]:
+    from .timeutil import to_datetime
+
+    notes = cx.container.notes.list(tags=tags, boxes=boxes, since=to_datetime(since) if since else None,
+                                    until=to_datetime(until) if until else None, limit=limit)
+    return [n.to_dict() for n in notes]
+
+
+@operation("rm")
+def rm(cx: Context, ids: list[str]) -> dict:
+    return {"removed": [cx.container.notes.delete(i).id for i in ids]}
+
+
+@operation("history")
+def history(cx: Context, id: str) -> list[dict]:
+    import json
+
+    revisions = []
+    for r in cx.container.notes.history(id):
+        public = {k: v for k, v in r.items() if k not in ("old_bytes", "new_hash")}
+        public["old_tags"], public["new_tags"] = json.loads(r["old_tags"]), json.loads(r["new_tags"])
+        revisions.append(public)
+    return revisions
+
+
+@operation("undo")
+def undo(cx: Context, id: str) -> dict:
+    return cx.container.notes.undo(id).to_dict()
+
+
+@operation("evolve")
+def evolve(cx: Context, id: str, dry_run: bool = False) -> dict:
+    return {"note": id, "dry_run": dry_run, **cx.container.notes.pipeline.revisit(id, dry_run=dry_run)}
+
+
+# -- finding ------------------------------------------------------------------------
+
+
+@operation("search")
+def search(cx: Context, query: str, limit: int = 10, mode: str = "hybrid", tags: list[str] | None = None,
+           boxes: list[str] | None = None, since: str | None = None, until: str | None = None) -> list[dict]:
+    hits = cx.container.search.search(query, limit=limit, mode=mode, tags=tags, boxes=boxes, since=since, until=until)
+    return [h.to_dict() for h in hits]
+
+
+@operation("context")
+def context(cx: Context, query: str, max_tokens: int = 2000, limit: int = 10, tags: list[str] | None = None,
+            boxes: list[str] | None = None, since: str | None = None, until: str | None = None) -> dict:
+    from .services.context import build_context, estimate_tokens, fit
+
+    hits = cx.container.search.search(query, limit=limit, tags=tags, boxes=boxes, since=since, until=until)
+    notes = fit((h.note for h in hits), max_tokens)
+    text = build_context(notes)
+    return {"query": query, "context": text, "tokens": estimate_tokens(text), "notes": [n.id for n in notes]}
+
+
+# -- bringing notes in --------------------------------------------------------------
+
+
+@operation("ingest")
+def ingest(cx: Context, transcripts: list[list[str]], redact: bool = True, defer: bool = False) -> list[dict]:
+    """`transcripts`: [name, text] pairs, read by the client. One report each, with its name."""
+    if any(len(t) != 2 for t in transcripts):
+        raise UsageError("each transcript is a [name, text] pair")
+    ingester = cx.container.ingester
+    reports = [ingester.ingest(text, name, redact_secrets=redact, defer=defer) for name, text in transcripts]
+    return [{"name": r.name, **r.to_dict()} for r in reports]
+
+
+@operation("import")
+def import_(cx: Context, path: str, defer: bool = False, batch: int = 256, redact: bool = True,
+            stdin: str | None = None) -> dict:
+    """`path`: absolute, or '-' for `stdin` (the JSONL text the client read)."""
+    import io
+
+    if path == "-" and stdin is None:
+        raise UsageError("importing '-' needs the text of standard input")
+    report = cx.container.importer.import_path(
+        path, defer=defer, batch=batch, progress=cx.progress, redact=redact,
+        stdin=io.StringIO(stdin) if path == "-" else None,
+    )
+    return report.to_dict()
+
+
+@operation("process")
+def process(cx: Context, limit: int | None = None) -> dict:
+    c = cx.container
+    done = c.notes.pipeline.process(limit, progress=cx.progress)
+    return {"processed": done, "queued": len(c.index.queued())}
+
+
+# -- the vault ----------------------------------------------------------------------
+
+
+@operation("boxes")
+def boxes(cx: Context) -> list[dict]:
+    c = cx.container
+    c.indexer.sync()
+    return [{"box": box, "notes": n} for box, n in c.index.boxes()]
+
+
+@operation("stats")
+def stats(cx: Context) -> dict:
+    from .services.stats import graph_stats
+
+    c = cx.container
+    c.indexer.sync()
+    return graph_stats(c.index).to_dict()
+
+
+@operation("graph")
+def graph(cx: Context, format: str = "mermaid", around: str | None = None, depth: int = 2,
+          tags: list[str] | None = None, boxes: list[str] | None = None) -> dict:
+    """The graph as text in `format` (mermaid, dot, graphml, json, or html: a page)."""
+    from .services import graph as views
+
+    c = cx.container
+    c.indexer.sync()
+    g = views.build_graph(c.index, around=around, depth=depth, tags=tags, boxes=boxes)
+    if format == "html":
+        title = f"{c.vault.root.name}: around {around}" if around else c.vault.root.name
+        text = views.to_html(g, f"amem graph of {title}")
+    else:
+        text = views.render(g, format)
+    return {"text": text, "format": format, "nodes": len(g.nodes), "edges": len(g.edges)}
+
+
+@operation("reindex")
+def reindex(cx: Context) -> dict:
+    c = cx.container
+    report = c.indexer.reindex(progress=cx.progress)
+    return {"notes": c.index.count(), "embedded": c.index.embedded_count(), "errors": report.errors}
+
+
+@operation("vault_status")  # "status" is the server's own (`amem server status`)
+def vault_status(cx: Context) -> dict:
+    """`status`: what `amem status --json` prints; the rest is for the human view."""
+    c = cx.container
+    st = c.indexer.status(vector_store=c.settings.chroma_url or "local")
+    return {"status": st.to_dict(), "read_only": c.vault.read_only, "index_dir": str(c.vault.index_dir)}
+
+
+@operation("doctor")
+def doctor(cx: Context, fix: bool = False) -> dict:
+    """`report`: what `amem doctor --json` prints; `for_a_person`: only a person can mend it."""
+    report = cx.container.doctor.run(fix=fix)
+    return {"report": report.to_dict(), "for_a_person": report.for_a_person}
+
+
+@operation("config")
+def config(cx: Context) -> dict:
+    import dataclasses
+
+    return {k: (str(v) if v is not None and not isinstance(v, (int, float, str)) else v)
+            for k, v in dataclasses.asdict(cx.container.settings).items()}

@@ -1,0 +1,185 @@
+"""The warm server's protocol (`server/protocol.py`): every operation of the façade
+round-trips through a real server's socket; a bad request gets an error reply, never a
+crash; an import streams its progress; and serving needs neither Typer nor the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import wait_until
+
+from amem_cli.operations import OPERATIONS
+from amem_cli.server.client import call
+
+# A server in a process of its own that never imported the CLI; when it stops it prints
+# which of the CLI's modules serving made it import. (Not click or rich: chromadb imports
+# those itself.)
+SERVE = """
+import json, sys
+from amem_cli.config import load_settings
+from amem_cli.server.daemon import Server
+Server(load_settings(dir=sys.argv[1])).run()
+print(json.dumps(sorted(m for m in sys.modules if m == "typer" or m.startswith(("typer.", "amem_cli.cli")))))
+"""
+ENV = {"AMEM_EMBEDDER": "fake", "AMEM_LLM": "none", "AMEM_SERVER": "auto"}
+
+
+class Served:
+    def __init__(self, vault):
+        self.vault = vault
+        self.proc = subprocess.Popen([sys.executable, "-c", SERVE, str(vault)], env={**os.environ, **ENV},
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert wait_until(lambda: (vault / ".amem" / "server.json").exists() or self.proc.poll() is not None, timeout=120)
+        assert self.proc.poll() is None, self.proc.communicate()
+
+    def ask(self, op: str, args: dict, events: list | None = None) -> dict:
+        env = {k: v for k, v in {**os.environ, **ENV}.items() if k.startswith("AMEM_")}  # as the CLI sends it
+        request = {"op": op, "args": args, "settings": {"flags": {}, "env": env, "dir": str(self.vault)}}
+        return call(self.vault / ".amem", request, timeout=60, on_event=None if events is None else events.append)
+
+    def stop(self) -> list[str]:
+        """The modules of the CLI the server imported."""
+        if self.proc.poll() is None:
+            call(self.vault / ".amem", {"op": "stop"}, timeout=10)
+        out, err = self.proc.communicate(timeout=60)
+        assert self.proc.returncode == 0 and "Traceback" not in err, err
+        return json.loads(out.splitlines()[-1])
+
+
+@pytest.fixture
+def served(vault):
+    (vault / ".amem").mkdir(mode=0o700)
+    server = Served(vault)
+    yield server
+    if server.proc.poll() is None:
+        server.proc.kill()
+        server.proc.wait()
+
+
+def test_every_operation_round_trips_through_the_socket(served, tmp_path):
+    added = served.ask("add", {"content": "Walruses sleep in the water", "tags": ["sea"], "boxes": ["animals"]})
+    note_id = added["result"]["id"]
+    assert added["warnings"] == [] and (served.vault / f"{note_id}.md").exists()
+    (tmp_path / "more.jsonl").write_text('{"content": "an imported walrus"}\n', encoding="utf-8")
+    # Each operation with arguments as the CLI sends them, and what its result must show.
+    checks = {
+        "add": (None, None),  # above
+        "show": ({"id": note_id}, lambda r: r["id"] == note_id and r["tags"] == ["sea"]),
+        "list": ({"limit": 5}, lambda r: [n["id"] for n in r] == [note_id]),
+        "search": ({"query": "walruses", "mode": "keyword"}, lambda r: r[0]["id"] == note_id and "score" in r[0]),
+        "context": ({"query": "walruses", "max_tokens": 500}, lambda r: r["notes"] == [note_id] and "Walruses" in r["context"]),
+        "boxes": ({}, lambda r: r == [{"box": "animals", "notes": 1}]),
+        "history": ({"id": note_id}, lambda r: r == []),
+        "evolve": ({"id": note_id, "dry_run": True}, lambda r: r["note"] == note_id and r["dry_run"] is True),
+        "process": ({}, lambda r: "processed" in r and "queued" in r),
+        "stats": ({}, lambda r: r["notes"] == 1),
+        "graph": ({"format": "json"}, lambda r: r["nodes"] == 1 and json.loads(r["text"])),
+        "vault_status": ({}, lambda r: r["status"]["notes"] == 1 and r["read_only"] is False),
+        "doctor": ({}, lambda r: r["report"]["ok"] and r["for_a_person"] is False),
+        "config": ({}, lambda r: r["embedder"] == "fake"),
+        "ingest": ({"transcripts": [["talk.txt", "user: walruses again, at length\n"]]},
+                   lambda r: r[0]["name"] == "talk.txt" and r[0]["ingested"] == 1),
+        "import": ({"path": str(tmp_path / "more.jsonl")}, lambda r: r["imported"] == 1 and r["skipped"] == 0),
+        "reindex": ({}, lambda r: r["notes"] == 3 and r["errors"] == []),
+        "undo": ({"id": note_id}, None),  # no revision: an error reply, below
+        "rm": ({"ids": [note_id]}, lambda r: r == {"removed": [note_id]}),
+    }
+    assert set(checks) == set(OPERATIONS), "an operation the server serves is not tested here"
+    for op, (args, check) in checks.items():
+        if args is None:
+            continue
+        reply = served.ask(op, args)
+        if check is None:
+            assert reply["error"]["exit_code"] == 2 and "no revision" in reply["error"]["message"], reply
+            continue
+        assert "result" in reply, (op, reply)
+        assert check(reply["result"]), (op, reply)
+    assert not (served.vault / f"{note_id}.md").exists()
+    assert served.ask("show", {"id": note_id})["error"]["exit_code"] == 3
+
+
+def test_unknown_operations_and_bad_arguments_get_error_replies(served):
+    for op, args, said in [
+        ("launch", {}, "unknown operation"),
+        ("serve", {}, "unknown operation"),  # the CLI's own commands are no operations
+        ("search", {"query": 5}, "'query' cannot be 5"),
+        ("search", {"query": "x", "limit": True}, "'limit' cannot be True"),
+        ("list", {"tags": "sea"}, "'tags' cannot be 'sea'"),
+        ("show", {}, "needs 'id'"),
+        ("show", {"id": "x", "argv": ["show"]}, "takes no argument 'argv'"),
+        ("add", ["a note"], "a JSON object"),
+    ]:
+        reply = served.ask(op, args)
+        assert reply["error"]["exit_code"] == 2 and said in reply["error"]["message"], (op, args, reply)
+    assert not list(served.vault.glob("*.md"))  # nothing was done
+    assert call(served.vault / ".amem", {"op": "ping"}, timeout=10) == {"ok": True}
+
+
+def test_an_import_streams_its_progress_before_the_reply(served, tmp_path):
+    lines = [json.dumps({"content": f"walrus number {i}"}) for i in range(60)]
+    (tmp_path / "walruses.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    events: list[dict] = []
+    reply = served.ask("import", {"path": str(tmp_path / "walruses.jsonl"), "batch": 10}, events)
+    assert reply["result"]["imported"] == 60
+    assert len(events) >= 6 and all(e["event"] == "progress" for e in events)
+    done = [e["done"] for e in events]
+    assert done == sorted(done) and done[-1] == 60 and events[-1]["total"] == 60
+
+
+def test_serving_operations_imports_neither_typer_nor_the_cli(served):
+    note_id = served.ask("add", {"content": "a note about puffins"})["result"]["id"]
+    for op, args in [("show", {"id": note_id}), ("search", {"query": "puffins"}), ("graph", {"format": "html"}),
+                     ("doctor", {}), ("vault_status", {}), ("stats", {}), ("reindex", {})]:
+        assert "result" in served.ask(op, args), op
+    assert served.ask("launch", {})["error"]
+    assert served.stop() == []
+
+
+def test_a_server_of_an_older_amem_is_stopped_and_the_command_done_here(vault, run_amem):
+    """After an upgrade the old server may still run: it knows no operations (it answered
+    the 'run' of whole command lines, its errors text). The command is done here, once,
+    and the old server asked to stop."""
+    import socket
+    import threading
+
+    (vault / ".amem").mkdir(mode=0o700)
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(vault / ".amem" / "server.sock"))
+    listener.listen()
+    asked: list[dict] = []
+
+    def old_server():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                request = json.loads(conn.makefile("rb").readline())
+                asked.append(request)
+                reply = {"ok": True} if request["op"] in ("ping", "stop") else {"error": f"unknown request {request['op']!r}"}
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+
+    threading.Thread(target=old_server, daemon=True).start()
+    try:
+        res = run_amem("--dir", vault, "add", "a note after an upgrade", env=ENV)
+    finally:
+        listener.close()
+    assert res.returncode == 0 and "internal error" not in res.stderr, res.stderr
+    assert len(list(vault.glob("*.md"))) == 1
+    assert [r["op"] for r in asked] == ["add", "stop"]
+
+
+def test_a_bad_setting_is_reported_as_without_a_server(served, run_amem):
+    """The server cannot build settings from the client's (AMEM_LINK_THRESHOLD=high): the
+    client's own process says what is wrong, in its own words; the server serves on."""
+    env = {**ENV, "AMEM_LINK_THRESHOLD": "high"}
+    through = run_amem("--dir", served.vault, "search", "walruses", env=env)
+    alone = run_amem("--dir", served.vault, "--no-server", "search", "walruses", env=env)
+    assert (through.returncode, through.stdout, through.stderr) == (alone.returncode, alone.stdout, alone.stderr)
+    assert alone.returncode == 2 and "must be a number" in alone.stderr
+    assert served.ask("list", {})["result"] == []  # still serving
