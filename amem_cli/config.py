@@ -7,6 +7,8 @@ before settings can be loaded (tests/unit/test_docs.py holds this list to the co
   skip it, and the AMEM_* variables it forwards to that server; XDG_RUNTIME_DIR, COLUMNS;
 - amem_cli/cli/app.py: AMEM_DEBUG (show tracebacks) and the shell-completion variable;
 - amem_cli/cli/commands/notes.py: $VISUAL / $EDITOR for `amem edit`;
+- amem_cli/cli/output.py: FORCE_COLOR and TTY_COMPATIBLE, as Rich reads them, to
+  print plain text where Rich would print no styles;
 - amem_cli/embed/onnx.py, amem_cli/embed/sentence.py: set HF_HUB_OFFLINE (no network).
 """
 

@@ -219,7 +219,7 @@ def serve(c: Container, *, redact: bool = True) -> None:
 def _log_problems(c: Container) -> None:
     """Note files that could not be read (bad frontmatter): said once, on stderr (a file
     name's newline or escape shown escaped, as on the command line)."""
-    from .cli.output import printable
+    from .escapes import printable
 
     for problem in dict.fromkeys(c.indexer.problems):
         log.warning("%s", printable(problem))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ..errors import UsageError
 from .completions import complete_boxes, complete_ids, complete_tags
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON with stable keys (for scripts and agents).")]
@@ -18,3 +20,11 @@ IdArg = Annotated[str, typer.Argument(help="The note's id.", show_default=False,
 NoRedactOpt = Annotated[
     bool, typer.Option("--no-redact", help="Keep API keys, tokens, private keys and passwords as they are (default: redacted).")
 ]
+
+
+def local_path(value: str) -> Path:
+    """A path given on the command line. Paths are taken as text, not as Typer's `Path`,
+    whose check of the file (typer < 0.29) fails with a traceback on a NUL byte."""
+    if "\0" in value:
+        raise UsageError(f"{value!r} cannot be a file name: it holds a NUL byte", hint="check the path")
+    return Path(value)

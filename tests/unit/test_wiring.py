@@ -61,3 +61,51 @@ def test_the_indexer_does_not_import_the_pipeline():
 def test_the_pipeline_and_the_writer_do_not_import_the_note_service():
     for name in ("amem_cli.services.pipeline", "amem_cli.services.writer"):
         assert not {i for i in modules()[name] if i.startswith("amem_cli.services.notes")}, name
+
+
+# The layers, top to bottom: a module may import its own layer and the ones below it,
+# never one above. The first name that prefixes a module's name places it.
+LAYERS = [
+    ("entry", ["amem_cli.__main__", "amem_cli.cli", "amem_cli.server.daemon", "amem_cli.mcp_tools"]),
+    ("client and façade", ["amem_cli.server", "amem_cli.operations", "amem_cli.api", "amem_cli.container"]),
+    ("services", ["amem_cli.services"]),
+    ("steps and retrieval", ["amem_cli.steps", "amem_cli.retrieve"]),
+    ("index, files, models, embedders", ["amem_cli.index", "amem_cli.vault", "amem_cli.markdown", "amem_cli.changes",
+                                         "amem_cli.watch", "amem_cli.llm", "amem_cli.embed", "amem_cli.redact",
+                                         "amem_cli.transcripts", "amem_cli.config"]),
+    ("base", ["amem_cli.models", "amem_cli.errors", "amem_cli.ids", "amem_cli.timeutil", "amem_cli.utf8",
+              "amem_cli.places", "amem_cli.links", "amem_cli.text", "amem_cli.secret_formats", "amem_cli.escapes"]),
+]
+# `amem serve` runs the warm server in the foreground: the one command that is the daemon.
+ALLOWED = {("amem_cli.cli.commands.server", "amem_cli.server.daemon")}
+
+
+def layer_of(module: str) -> int | None:
+    if module == "amem_cli":
+        return 1  # the package re-exports the Python API
+    for depth, (_, prefixes) in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return depth
+    return None
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in modules() if layer_of(m) is None] == []
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    known = set(modules()) - {"amem_cli"}  # the package itself runs before any of its modules: not an edge
+    upward = sorted(
+        (m, target)
+        for m, found in modules().items()
+        for target in found
+        if target in known and layer_of(target) < layer_of(m) and (m, target) not in ALLOWED
+    )
+    assert upward == []
+
+
+def test_the_servers_import_no_cli_and_no_typer():
+    """The warm server and the MCP server serve the façade; the CLI is only a client."""
+    for name, found in modules().items():
+        if name.startswith("amem_cli.server.") or name == "amem_cli.mcp_tools":
+            assert not {i for i in found if i.startswith(("amem_cli.cli", "typer", "click"))}, name

@@ -10,7 +10,7 @@ import typer
 from ...errors import UsageError
 from ..app import call, command
 from ..completions import complete_ids
-from ..options import BoxOpt, JsonOpt, TagOpt
+from ..options import BoxOpt, JsonOpt, TagOpt, local_path
 from ..output import console, escape, json_printable, print_json, printable
 
 
@@ -40,11 +40,11 @@ def graph(
     tag: TagOpt = None,
     box: BoxOpt = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", show_default=False, help="Write to this file, not standard output.")
+        str | None, typer.Option("--output", "-o", metavar="PATH", show_default=False, help="Write to this file, not standard output.")
     ] = None,
     html: Annotated[
-        Path | None,
-        typer.Option("--html", show_default=False,
+        str | None,
+        typer.Option("--html", metavar="PATH", show_default=False,
                      help="Write one self-contained page that draws the graph: drag, zoom, hover (works offline)."),
     ] = None,
     json_output: JsonOpt = False,
@@ -55,7 +55,7 @@ def graph(
     if json_output and not (html or output) and fmt not in (None, "json"):
         raise UsageError(f"--json prints JSON, not {fmt}", hint="leave out one of --json and --format")
     kind = "html" if html else fmt or ("json" if json_output and not output else "mermaid")
-    target = html or output
+    target = local_path(html or output) if html or output else None
     g = call(ctx, "graph", {"format": kind, "around": around, "depth": depth, "tags": tag, "boxes": box})
     text = g["text"]
     if target is None:  # a terminal, perhaps: a file gets the text as it is
