@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from ..errors import UsageError
 from .completions import complete_boxes, complete_ids, complete_tags
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON with stable keys (for scripts and agents).")]
@@ -23,8 +22,8 @@ NoRedactOpt = Annotated[
 
 
 def local_path(value: str) -> Path:
-    """A path given on the command line. Paths are taken as text, not as Typer's `Path`,
-    whose check of the file (typer < 0.29) fails with a traceback on a NUL byte."""
+    """A path given on the command line (the `parser` of path parameters): Typer's own
+    `Path` check (typer < 0.29) fails with a traceback on a NUL byte."""
     if "\0" in value:
-        raise UsageError(f"{value!r} cannot be a file name: it holds a NUL byte", hint="check the path")
+        raise typer.BadParameter("a file name cannot hold a NUL byte")
     return Path(value)

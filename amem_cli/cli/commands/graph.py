@@ -40,11 +40,11 @@ def graph(
     tag: TagOpt = None,
     box: BoxOpt = None,
     output: Annotated[
-        str | None, typer.Option("--output", "-o", metavar="PATH", show_default=False, help="Write to this file, not standard output.")
+        Path | None, typer.Option("--output", "-o", parser=local_path, metavar="PATH", show_default=False, help="Write to this file, not standard output.")
     ] = None,
     html: Annotated[
-        str | None,
-        typer.Option("--html", metavar="PATH", show_default=False,
+        Path | None,
+        typer.Option("--html", parser=local_path, metavar="PATH", show_default=False,
                      help="Write one self-contained page that draws the graph: drag, zoom, hover (works offline)."),
     ] = None,
     json_output: JsonOpt = False,
@@ -55,7 +55,7 @@ def graph(
     if json_output and not (html or output) and fmt not in (None, "json"):
         raise UsageError(f"--json prints JSON, not {fmt}", hint="leave out one of --json and --format")
     kind = "html" if html else fmt or ("json" if json_output and not output else "mermaid")
-    target = local_path(html or output) if html or output else None
+    target = html or output
     g = call(ctx, "graph", {"format": kind, "around": around, "depth": depth, "tags": tag, "boxes": box})
     text = g["text"]
     if target is None:  # a terminal, perhaps: a file gets the text as it is

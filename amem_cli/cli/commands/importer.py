@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,8 +16,8 @@ from ..output import console, err_console, escape, print_json, warn
 def import_(
     ctx: typer.Context,
     path: Annotated[
-        str,
-        typer.Argument(metavar="PATH", help="A JSONL file (one note a line; '-' reads standard input) or a folder of Markdown files.",
+        Path,
+        typer.Argument(parser=local_path, metavar="PATH", help="A JSONL file (one note a line; '-' reads standard input) or a folder of Markdown files.",
                        show_default=False),
     ],
     defer: Annotated[
@@ -40,8 +41,8 @@ def import_(
 
     # Standard input read here, each byte that is not UTF-8 kept as a surrogate escape: the
     # line holding one is reported as not UTF-8, as a file's would be.
-    stdin = raw_stdin() if path == "-" else None
-    where = "-" if stdin is not None else str(local_path(path).expanduser().absolute())
+    stdin = raw_stdin() if str(path) == "-" else None
+    where = "-" if stdin is not None else str(path.expanduser().absolute())
     stderr = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr, disable=not stderr.is_terminal, transient=True) as bar:

@@ -47,7 +47,7 @@ def _read(file: Path) -> tuple[str, str]:
 def ingest(
     ctx: typer.Context,
     files: Annotated[
-        list[str] | None, typer.Argument(metavar="FILES", help="Transcript files; '-' or nothing reads standard input.", show_default=False)
+        list[Path] | None, typer.Argument(parser=local_path, metavar="FILES", help="Transcript files; '-' or nothing reads standard input.", show_default=False)
     ] = None,
     no_redact: NoRedactOpt = False,
     defer: Annotated[
@@ -57,7 +57,7 @@ def ingest(
 ) -> None:
     """Split chat transcripts (text, Markdown, JSON, JSONL) into notes, one sequence each.
     Secrets are redacted; a transcript ingested again adds nothing."""
-    transcripts = [list(_read(local_path(f))) for f in files or ["-"]]  # every file read before any is ingested
+    transcripts = [list(_read(f)) for f in files or [Path("-")]]  # every file read before any is ingested
     reports = call(ctx, "ingest", {"transcripts": transcripts, "redact": not no_redact, "defer": defer})
     if json_output:
         total = {"ingested": 0, "skipped": 0, "redactions": 0, "ids": [], "similar": []}
