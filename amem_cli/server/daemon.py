@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from .. import operations
 from ..config import Settings
 from ..container import Container
-from ..errors import AmemError, VaultError
+from ..errors import AmemError, UsageError, VaultError
 from .client import settings_for, settings_key, socket_path
 from .protocol import MAX_REQUEST, READ_TIMEOUT, check_settings, error_reply, progress_event
 from .worker import PausingLLM, QueueWorker, Turn
@@ -127,8 +127,7 @@ class Server:
                         raise ValueError("a request is a JSON object")
                     reply = server_self.handle(request, self.send)
                 except Exception as exc:  # a malformed request gets an error, never a crash
-                    reply = {"error": {"message": f"bad request: {exc.__class__.__name__}: {exc}", "hint": None,
-                                       "exit_code": 2}, "warnings": []}
+                    reply = error_reply(UsageError(f"bad request: {exc.__class__.__name__}: {exc}"), server_self.index_dir, [])
                 self.send(reply)
 
             def send(self, message: dict) -> None:
@@ -197,8 +196,6 @@ class Server:
         if op == "stop":
             self.stop()
             return {"ok": True}
-        if not isinstance(op, str) or op not in operations.OPERATIONS:
-            return {"error": {"message": f"unknown operation {op!r}", "hint": None, "exit_code": 2}, "warnings": []}
         flags, env, dir = check_settings(request.get("settings"))
         notices: list[str] = []  # told to this client, as its own process would (not to the log)
         try:
