@@ -50,7 +50,7 @@ class Indexer:
         self._embedder = embedder
         self._vectors = vectors
         # {id: text} of notes as they would be without a model's fields: the pipeline's
-        # deterministic method (`pipeline.construct.unaided_texts`), given by the container.
+        # deterministic method (`steps.construct.unaided_texts`), given by the container.
         self._unaided_texts = unaided_texts
         self._vectors_seen: str | None = None  # the last vector write this process knows of
         self.problems: list[str] = []  # bad files met by sync in this run, for the caller to show
