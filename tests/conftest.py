@@ -109,6 +109,37 @@ def wait_until(predicate, timeout: float = 30.0) -> bool:
 
 
 @contextlib.contextmanager
+def fake_server(sock: Path, answer):
+    """A stand-in for the warm server listening on `sock`: each request (one line of
+    JSON) is handed to `answer`, and what it returns is sent back; None sends nothing and
+    hangs up."""
+    import json
+    import socket
+    import threading
+
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(sock))
+    listener.listen()
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                reply = answer(json.loads(conn.makefile("rb").readline()))
+                if reply is not None:
+                    conn.sendall(json.dumps(reply).encode() + b"\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield
+    finally:
+        listener.close()
+
+
+@contextlib.contextmanager
 def read_only_view(folder: Path, view: Path):
     """`folder` seen at `view` through a read-only bind mount (root only: skips elsewhere)."""
     if os.geteuid() != 0 or shutil.which("mount") is None:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import wait_until
+from conftest import fake_server, wait_until
 
 from amem_cli.operations import OPERATIONS
 from amem_cli.server.client import call
@@ -143,32 +143,15 @@ def test_a_server_of_an_older_amem_is_stopped_and_the_command_done_here(vault, r
     """After an upgrade the old server may still run: it knows no operations (it answered
     the 'run' of whole command lines, its errors text). The command is done here, once,
     and the old server asked to stop."""
-    import socket
-    import threading
-
     (vault / ".amem").mkdir(mode=0o700)
-    listener = socket.socket(socket.AF_UNIX)
-    listener.bind(str(vault / ".amem" / "server.sock"))
-    listener.listen()
     asked: list[dict] = []
 
-    def old_server():
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            with conn:
-                request = json.loads(conn.makefile("rb").readline())
-                asked.append(request)
-                reply = {"ok": True} if request["op"] in ("ping", "stop") else {"error": f"unknown request {request['op']!r}"}
-                conn.sendall(json.dumps(reply).encode() + b"\n")
+    def old_server(request: dict) -> dict:
+        asked.append(request)
+        return {"ok": True} if request["op"] in ("ping", "stop") else {"error": f"unknown request {request['op']!r}"}
 
-    threading.Thread(target=old_server, daemon=True).start()
-    try:
+    with fake_server(vault / ".amem" / "server.sock", old_server):
         res = run_amem("--dir", vault, "add", "a note after an upgrade", env=ENV)
-    finally:
-        listener.close()
     assert res.returncode == 0 and "internal error" not in res.stderr, res.stderr
     assert len(list(vault.glob("*.md"))) == 1
     assert [r["op"] for r in asked] == ["add", "stop"]

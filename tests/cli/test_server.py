@@ -9,11 +9,10 @@ import signal
 import socket
 import stat
 import subprocess
-import threading
 import time
 
 import pytest
-from conftest import index_rows, wait_until
+from conftest import fake_server, index_rows, wait_until
 
 SERVER = {"AMEM_SERVER": "auto", "AMEM_EMBEDDER": "fake"}
 
@@ -244,28 +243,12 @@ def test_stopping_the_server_ends_an_import_between_batches_and_the_same_import_
 def test_a_server_that_dies_before_it_answers_leaves_an_add_to_the_user(amem, vault):
     """The server took the command and sent nothing back: an `add` may have been done, so
     it is not done again here (a second note); the user is told. A search is just redone."""
-    listener = socket.socket(socket.AF_UNIX)
-    listener.bind(str(vault / ".amem" / "server.sock"))
-    listener.listen()
-
-    def take_requests_and_die():
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            with conn:
-                conn.makefile("rb").readline()
-
-    threading.Thread(target=take_requests_and_die, daemon=True).start()
-    try:
+    with fake_server(vault / ".amem" / "server.sock", lambda request: None):  # takes requests and dies
         res = amem("add", "A note that must not be added twice.")
         assert res.returncode == 1
         assert "`add` may or may not have been done" in res.stderr and "Traceback" not in res.stderr
         assert not list(vault.glob("*.md"))
         assert amem("search", "note", check=True).returncode == 0
-    finally:
-        listener.close()
 
 
 @pytest.mark.integration
