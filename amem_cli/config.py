@@ -5,7 +5,8 @@ here. Other modules look at the environment only for what is not a setting or is
 before settings can be loaded (tests/unit/test_docs.py holds this list to the code):
 - amem_cli/server/client.py: AMEM_DIR and AMEM_SERVER, to find the vault's warm server or
   skip it, and the AMEM_* variables it forwards to that server; XDG_RUNTIME_DIR, COLUMNS;
-- amem_cli/cli/app.py: AMEM_DEBUG (show tracebacks) and the shell-completion variable;
+- amem_cli/cli/entry.py, amem_cli/cli/app.py: the shell-completion variable (Typer answers it);
+- amem_cli/cli/session.py: AMEM_DEBUG (show tracebacks);
 - amem_cli/cli/commands/notes.py: $VISUAL / $EDITOR for `amem edit`;
 - amem_cli/cli/output.py: FORCE_COLOR and TTY_COMPATIBLE, as Rich reads them, to
   print plain text where Rich would print no styles;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -10,6 +11,12 @@ def main() -> None:
     # terminal's encoding lacks) is printed escaped, as on stderr, never a crash.
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="backslashreplace")
+    if "_AMEM_COMPLETE" not in os.environ:  # (completions.COMPLETE_VAR: a shell asks Typer what TAB offers)
+        from .quick import main as run_quickly
+
+        code = run_quickly(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
     from .app import main as run
 
     run()

@@ -86,6 +86,12 @@ def markup_escape(text: str) -> str:
 console = _LazyConsole(highlight=False, soft_wrap=True, emoji=False)
 err_console = _LazyConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
+def echo(text: str) -> None:
+    """One line on stdout, as it is (`typer.echo`, without importing Typer)."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
 def print_json(data: Any) -> None:
     text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
     sys.stdout.write(json_printable(text) + "\n")

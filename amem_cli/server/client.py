@@ -6,12 +6,10 @@ more than starting Python and parsing its options.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
 import stat
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -41,6 +39,8 @@ def socket_path(index_dir: Path) -> Path:
     path = index_dir / "server.sock"
     if len(os.fsencode(path)) < 100:
         return path
+    import hashlib  # (here: most sockets are in .amem, and each import costs a command ~4 ms)
+
     base = private_dir(Path(os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/amem-{os.getuid()}"))
     return base / (hashlib.sha1(os.fsencode(index_dir)).hexdigest()[:16] + ".sock")
 
@@ -122,6 +122,8 @@ def start(settings, flags: dict[str, str]) -> bool:
         return False
     options = [part for name, value in flags.items() if name != "dir" for part in ("--" + name.replace("_", "-"), value)]
     cmd = [sys.executable, "-m", "amem_cli", *options, "--dir", str(Path(settings.dir).expanduser().absolute()), "serve"]
+    import subprocess
+
     try:
         subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
     finally:

@@ -13,14 +13,14 @@ import sys
 
 import pytest
 
-AMEM_MAIN = "import sys; from amem_cli.cli.app import main; sys.argv[0] = 'amem'; main()"
+AMEM_MAIN = "import sys; from amem_cli.cli.entry import main; sys.argv[0] = 'amem'; main()"
 HEAVY = ("torch", "sentence_transformers", "chromadb", "llama_cpp", "transformers", "onnxruntime")
 
 # Run the Typer app as the console script does, keep going after its SystemExit, then
 # print the heavy modules found in sys.modules as the last line of stdout.
 PROBE = f"""
 import sys
-from amem_cli.cli.app import main
+from amem_cli.cli.entry import main
 sys.argv = ["amem", *sys.argv[1:]]
 code = 0
 try:

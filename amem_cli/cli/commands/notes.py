@@ -5,37 +5,19 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import sys
 from typing import Annotated
 
 import typer
 
 from ...errors import UsageError
-from ..app import call, command, container, read_stdin
+from .. import actions
+from ..app import call, command, container
 from ..completions import complete_boxes, complete_ids, complete_tags
 from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, NoRedactOpt, SinceOpt, TagOpt, UntilOpt
-from ..output import console, day_of, escape, print_json, printable, snippet
+from ..output import print_json, printable
 
 
-def _parse_meta(items: list[str] | None) -> dict[str, str]:
-    meta = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--meta wants key=value, got {item!r}", hint="for example --meta source=chat")
-        meta[key.strip()] = value
-    return meta
-
-
-def _read_text(text: str | None) -> str:
-    if text is None or text == "-":
-        if text is None and sys.stdin.isatty():
-            raise UsageError("no text to add", hint="give it as an argument, or pipe it: echo TEXT | amem add")
-        return read_stdin()
-    return text
-
-
-@command("add")
+@command("add", action=actions.add)
 def add(
     ctx: typer.Context,
     text: Annotated[str | None, typer.Argument(help="The note's text; '-' or nothing reads standard input.", show_default=False)] = None,
@@ -59,41 +41,14 @@ def add(
     json_output: JsonOpt = False,
 ) -> None:
     """Add a note. Prints its id. Secrets in it (API keys, tokens, passwords) are redacted."""
-    metadata = _parse_meta(meta)
-    note = call(ctx, "add", {
-        "content": _read_text(text), "keywords": keyword, "tags": tag, "context": context, "boxes": box, "metadata": metadata,
-        "created": created, "after": after, "defer": defer, "redact": not no_redact,
-    })
-    if json_output:
-        print_json(note)
-    else:
-        typer.echo(printable(note["id"]))
 
 
-@command("show")
+@command("show", action=actions.show)
 def show(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
     """Show one note."""
-    note = call(ctx, "show", {"id": note_id})
-    if json_output:
-        print_json(note)
-        return
-    console.print(f"[bold]{escape(note['id'])}[/]  [dim]{note['created_at'] or ''}[/]")
-    for label in ("keywords", "tags", "boxes"):
-        if note[label]:
-            console.print(f"[dim]{label}:[/] {escape(', '.join(note[label]))}")
-    if note["context"]:
-        console.print(f"[dim]context:[/] {escape(note['context'])}")
-    if note["links"]:
-        console.print(f"[dim]links:[/] {escape(' '.join(note['links']))}")
-    if note["backlinks"]:
-        console.print(f"[dim]backlinks:[/] {escape(' '.join(note['backlinks']))}")
-    if note["metadata"]:
-        console.print(f"[dim]metadata:[/] {escape(str(note['metadata']))}")
-    console.print()
-    console.print(escape(note["content"], lines=True))
 
 
-@command("list")
+@command("list", action=actions.list_)
 def list_(
     ctx: typer.Context,
     tag: TagOpt = None,
@@ -104,16 +59,6 @@ def list_(
     json_output: JsonOpt = False,
 ) -> None:
     """List notes, newest first."""
-    notes = call(ctx, "list", {"tags": tag, "boxes": box, "since": since, "until": until, "limit": limit})
-    if json_output:
-        print_json(notes)
-        return
-    if not notes:
-        console.print("[dim]No notes.[/]")
-        return
-    for n in notes:
-        tags = f" [cyan]{escape(' '.join('#' + t for t in n['tags']))}[/]" if n["tags"] else ""
-        console.print(f"[bold]{escape(n['id'])}[/] [dim]{day_of(n['created_at'])}[/] {escape(snippet(n['content'], 80))}{tags}")
 
 
 @command("edit")

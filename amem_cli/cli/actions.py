@@ -1,0 +1,119 @@
+"""What the everyday commands (search, context, add, show, list) do once their options
+are read: build the operation's arguments, call it, print its result.
+
+No Typer here: `quick` runs these straight from the command line, `app` from Typer's
+parse of it (the declarations in `commands/`), and the two must give the same call.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import UsageError
+from .output import console, day_of, echo, escape, print_json, printable, snippet
+from .session import Session, read_stdin
+
+
+def search(session: Session, query: str, limit: int, mode: str, tag: list[str] | None, box: list[str] | None,
+           since: str | None, until: str | None, explain: bool, json_output: bool) -> None:
+    hits = session.call("search", {"query": query, "limit": limit, "mode": mode, "tags": tag, "boxes": box, "since": since,
+                                   "until": until})
+    if json_output:
+        print_json(hits)
+        return
+    if not hits:
+        console.print("[dim]No matching notes.[/]")
+        return
+    for rank, hit in enumerate(hits, 1):
+        console.print(f"{rank:>2}. [bold]{escape(hit['id'])}[/] [dim]{day_of(hit['created_at'])} score {hit['score']:.4f}[/]")
+        console.print(f"    {escape(snippet(hit['content'], 110))}")
+        if hit["context"]:
+            console.print(f"    [dim]{escape(snippet(hit['context'], 110))}[/]")
+        if explain:
+            parts = [_explain(name, v) for name, v in hit["sources"].items()]
+            console.print(f"    [magenta]{escape('; '.join(parts))}[/]")
+
+
+def _explain(name: str, source: dict) -> str:
+    if "rank" in source:
+        return f"{name} #{source['rank']} ({source['score']:.4f})"
+    if name == "neighbour":
+        return f"neighbour of {source['of']} (+{source['gain']:.4f})"
+    return f"{name} boost x{1 + source['boost']:.2f}"
+
+
+def context(session: Session, query: str, max_tokens: int, limit: int, tag: list[str] | None, box: list[str] | None,
+            since: str | None, until: str | None, json_output: bool) -> None:
+    block = session.call("context", {"query": query, "max_tokens": max_tokens, "limit": limit, "tags": tag, "boxes": box,
+                                     "since": since, "until": until})
+    if json_output:
+        print_json(block)
+    else:
+        echo(printable(block["context"], lines=True))
+
+
+def add(session: Session, text: str | None, keyword: list[str] | None, tag: list[str] | None, context: str | None,
+        box: list[str] | None, meta: list[str] | None, created: str | None, after: str | None, defer: bool,
+        no_redact: bool, json_output: bool) -> None:
+    metadata = _parse_meta(meta)
+    note = session.call("add", {
+        "content": _read_text(text), "keywords": keyword, "tags": tag, "context": context, "boxes": box, "metadata": metadata,
+        "created": created, "after": after, "defer": defer, "redact": not no_redact,
+    })
+    if json_output:
+        print_json(note)
+    else:
+        echo(printable(note["id"]))
+
+
+def _parse_meta(items: list[str] | None) -> dict[str, str]:
+    meta = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--meta wants key=value, got {item!r}", hint="for example --meta source=chat")
+        meta[key.strip()] = value
+    return meta
+
+
+def _read_text(text: str | None) -> str:
+    if text is None or text == "-":
+        if text is None and sys.stdin.isatty():
+            raise UsageError("no text to add", hint="give it as an argument, or pipe it: echo TEXT | amem add")
+        return read_stdin()
+    return text
+
+
+def show(session: Session, note_id: str, json_output: bool) -> None:
+    note = session.call("show", {"id": note_id})
+    if json_output:
+        print_json(note)
+        return
+    console.print(f"[bold]{escape(note['id'])}[/]  [dim]{note['created_at'] or ''}[/]")
+    for label in ("keywords", "tags", "boxes"):
+        if note[label]:
+            console.print(f"[dim]{label}:[/] {escape(', '.join(note[label]))}")
+    if note["context"]:
+        console.print(f"[dim]context:[/] {escape(note['context'])}")
+    if note["links"]:
+        console.print(f"[dim]links:[/] {escape(' '.join(note['links']))}")
+    if note["backlinks"]:
+        console.print(f"[dim]backlinks:[/] {escape(' '.join(note['backlinks']))}")
+    if note["metadata"]:
+        console.print(f"[dim]metadata:[/] {escape(str(note['metadata']))}")
+    console.print()
+    console.print(escape(note["content"], lines=True))
+
+
+def list_(session: Session, tag: list[str] | None, box: list[str] | None, since: str | None, until: str | None,
+          limit: int, json_output: bool) -> None:
+    notes = session.call("list", {"tags": tag, "boxes": box, "since": since, "until": until, "limit": limit})
+    if json_output:
+        print_json(notes)
+        return
+    if not notes:
+        console.print("[dim]No notes.[/]")
+        return
+    for n in notes:
+        tags = f" [cyan]{escape(' '.join('#' + t for t in n['tags']))}[/]" if n["tags"] else ""
+        console.print(f"[bold]{escape(n['id'])}[/] [dim]{day_of(n['created_at'])}[/] {escape(snippet(n['content'], 80))}{tags}")

@@ -1,0 +1,166 @@
+"""The everyday commands read without Typer.
+
+Importing Typer and building its app takes ~60 ms, more than a warm server takes to
+answer a search. So `search`, `context`, `add`, `show` and `list` are read here, from a
+table of their options, and run (`actions`) in the same session and behind the same
+error boundary as through Typer. Anything this reader does not know for sure (`--help`,
+an option it does not know, a value it cannot take, a missing argument) goes to Typer,
+which says what is wrong as it always has. `tests/cli/test_quick.py` holds the table to
+the Typer declarations in `commands/`, and the two readers to the same call.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+TEXT, INT, FLAG, TEXTS = "text", "int", "flag", "texts"  # TEXTS: repeatable, a list (None when not given)
+
+
+class Option(NamedTuple):
+    param: str
+    names: tuple[str, ...]
+    kind: str = TEXT
+    default: Any = None
+    min: int | None = None
+
+
+class Command(NamedTuple):
+    action: str  # the function's name in `actions`
+    arguments: tuple[tuple[str, bool], ...]  # (parameter, required), in order
+    options: tuple[Option, ...]
+
+
+def _limit(default: int) -> Option:
+    return Option("limit", ("--limit", "-n"), INT, default, min=1)
+
+
+TAG = Option("tag", ("--tag", "-t"), TEXTS)
+BOX = Option("box", ("--box", "-b"), TEXTS)
+SINCE = Option("since", ("--since",))
+UNTIL = Option("until", ("--until",))
+JSON = Option("json_output", ("--json",), FLAG, False)
+
+GLOBAL = (
+    Option("dir", ("--dir", "-d")),
+    Option("embedder", ("--embedder",)),
+    Option("llm", ("--llm",)),
+    Option("model", ("--model",)),
+    Option("llm_url", ("--llm-url",)),
+    Option("no_server", ("--no-server",), FLAG, False),
+)
+
+COMMANDS = {
+    "search": Command("search", (("query", True),), (
+        _limit(10), Option("mode", ("--mode",), TEXT, "hybrid"), TAG, BOX, SINCE, UNTIL,
+        Option("explain", ("--explain",), FLAG, False), JSON)),
+    "context": Command("context", (("query", True),), (
+        Option("max_tokens", ("--max-tokens",), INT, 2000, min=1), _limit(10), TAG, BOX, SINCE, UNTIL, JSON)),
+    "add": Command("add", (("text", False),), (
+        Option("keyword", ("--keyword", "-k"), TEXTS), TAG, Option("context", ("--context",)), BOX,
+        Option("meta", ("--meta", "-m"), TEXTS), Option("created", ("--created",)), Option("after", ("--after",)),
+        Option("defer", ("--defer",), FLAG, False), Option("no_redact", ("--no-redact",), FLAG, False), JSON)),
+    "show": Command("show", (("note_id", True),), (JSON,)),
+    "list": Command("list_", (), (TAG, BOX, SINCE, UNTIL, _limit(50), JSON)),
+}
+
+
+class Unsure(Exception):
+    """Typer should read this command line."""
+
+
+def parse(argv: list[str]) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """`amem [GLOBAL OPTIONS] COMMAND [ARGS]` -> (global options, command, its parameters),
+    each parameter given or its default, as Typer would pass them. Unsure otherwise."""
+    flags, rest = _read(argv, GLOBAL, (), interspersed=False)
+    if not rest or rest[0] not in COMMANDS:
+        raise Unsure
+    command = COMMANDS[rest[0]]
+    params, arguments = _read(rest[1:], command.options, command.arguments, interspersed=True)
+    if arguments:
+        raise Unsure  # more arguments than the command takes
+    return flags, command.action, params
+
+
+def _read(argv: list[str], options: tuple[Option, ...], arguments: tuple[tuple[str, bool], ...],
+          interspersed: bool) -> tuple[dict[str, Any], list[str]]:
+    """Options (click's rules: `--name value`, `--name=value`, `-n value`, `-nvalue`; the
+    last of a repeated option wins, a repeatable one collects) and then the arguments in
+    order. Returns the parameters and the tokens left over."""
+    by_name = {name: o for o in options for name in o.names}
+    values: dict[str, Any] = {o.param: o.default for o in options}
+    loose: list[str] = []
+    tokens = list(argv)
+    while tokens:
+        token = tokens.pop(0)
+        if token == "--":
+            loose += tokens
+            break
+        if not token.startswith("-") or token == "-":
+            loose.append(token)
+            if not interspersed:
+                loose += tokens
+                break
+            continue
+        name, given = _split(token, by_name)
+        option = by_name[name]
+        if option.kind == FLAG:
+            if given is not None:
+                raise Unsure
+            values[option.param] = True
+            continue
+        if given is None:
+            if not tokens:
+                raise Unsure
+            given = tokens.pop(0)
+        value = _convert(option, given)
+        if option.kind == TEXTS:
+            values[option.param] = [*(values[option.param] or []), value]
+        else:
+            values[option.param] = value
+    for param, required in arguments:
+        if loose:
+            values[param] = loose.pop(0)
+        elif required:
+            raise Unsure
+        else:
+            values[param] = None
+    return values, loose
+
+
+def _split(token: str, by_name: dict[str, Option]) -> tuple[str, str | None]:
+    """An option token -> (its name, the value written into it, if any)."""
+    if token.startswith("--"):
+        name, eq, value = token.partition("=")
+        if name in by_name:
+            return name, value if eq else None
+    elif token[:2] in by_name:
+        return token[:2], token[2:] or None
+    raise Unsure  # --help, --version, an option it does not take, a negative number...
+
+
+def _convert(option: Option, value: str) -> Any:
+    if option.kind != INT:
+        return value
+    try:
+        number = int(value)
+    except ValueError:
+        raise Unsure from None
+    if option.min is not None and number < option.min:
+        raise Unsure
+    return number
+
+
+def main(argv: list[str]) -> int | None:
+    """Run an everyday command without Typer: its exit status, or None to leave it to Typer."""
+    try:
+        flags, action_name, params = parse(argv)
+    except Unsure:
+        return None
+    from . import actions
+    from .session import Session, run_guarded
+
+    session = Session(flags)
+    try:
+        return run_guarded(getattr(actions, action_name), session, params)
+    finally:
+        session.close()
