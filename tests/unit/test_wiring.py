@@ -109,3 +109,13 @@ def test_the_servers_import_no_cli_and_no_typer():
     for name, found in modules().items():
         if name.startswith("amem_cli.server.") or name == "amem_cli.mcp_tools":
             assert not {i for i in found if i.startswith(("amem_cli.cli", "typer", "click"))}, name
+
+
+def test_the_quick_readers_path_imports_no_typer():
+    """`cli/quick.py` saves the everyday commands Typer's import (~60 ms a command): nothing
+    on its way may bring Typer back (`entry` turns to Typer only when `quick` declines)."""
+    path = {"amem_cli.cli.quick", "amem_cli.cli.actions", "amem_cli.cli.session",
+            "amem_cli.cli.output", "amem_cli.server.client", "amem_cli.server.protocol"}
+    found = modules()
+    for name in path:
+        assert not {i for i in found[name] if i.startswith(("typer", "click", "amem_cli.cli.app", "amem_cli.cli.commands"))}, name
