@@ -27,6 +27,7 @@ from typing import Any
 
 from .errors import UsageError
 from .models import MODEL_FIELDS
+from .timeutil import DATE_ORDERS
 
 VAULT_CONFIG = "amem.toml"
 
@@ -52,6 +53,9 @@ class Settings:
     # The fields the model writes ("keywords,tags,context,boxes,evolution", "all"); the others
     # are the deterministic method's. "auto": all, but for the bundled model only BUNDLED_MODEL_FIELDS.
     model_fields: str = "auto"
+    # How an ambiguous slashed date (05/08/2024) is read: "auto" (refused, with a hint),
+    # "day-first" or "month-first". A dotted one (29.12.2023) is always day-first.
+    date_order: str = "auto"
     sync_interval: float = 0.0  # seconds between looks for files edited by others (0: every command)
     server: str = "auto"  # "auto": commands go through a warm background server, started on demand; "off"
     server_idle: float = 900.0  # seconds without a request after which the server stops
@@ -314,6 +318,8 @@ def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str
             f"unknown model field {unknown[0]!r} in model_fields",
             hint=f"use 'auto' (default), 'all', or a list of: {', '.join(MODEL_FIELDS)}",
         )
+    if settings.date_order not in DATE_ORDERS:
+        raise UsageError(f"unknown date_order {settings.date_order!r}", hint="use 'auto' (default), 'day-first' or 'month-first'")
     if settings.server not in ("auto", "off"):
         raise UsageError(f"unknown server setting {settings.server!r}", hint="use 'auto' (default) or 'off'")
     return settings

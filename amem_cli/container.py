@@ -7,6 +7,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from . import timeutil
 from .config import Settings, model_fields
 from .embed.base import Embedder
 from .index.sqlite import SqliteIndex
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 class Container:
     def __init__(self, settings: Settings, *, create: bool = False):
         self.settings = settings
+        timeutil.date_order = settings.date_order  # (dates are read deep in parsing: see timeutil)
         self.vault = Vault(settings.dir, cache=cache_root(settings.cache_dir))
         self.vault.ensure(create=create)
         # Called between an import's batches; a server gives waiting commands their turn.

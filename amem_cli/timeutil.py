@@ -8,20 +8,38 @@ year 10000), becomes the end it passed.
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+import re
+from datetime import date, datetime, timedelta, timezone
 
 from .errors import UsageError
 
-# Formats accepted besides ISO 8601; LoCoMo writes "1:56 pm on 8 May, 2023".
+# Formats with month names accepted besides ISO 8601; LoCoMo writes "1:56 pm on 8 May, 2023".
 _FORMATS = (
     "%I:%M %p on %d %B, %Y",
     "%I:%M %p on %d %b, %Y",
     "%d %B %Y",
     "%d %B, %Y",
     "%B %d, %Y",
-    "%Y/%m/%d %H:%M",
-    "%Y/%m/%d",
 )
+
+
+# How a slashed or dashed date whose first two numbers could each be the day
+# (`05/08/2024`) is read: "day-first", "month-first", or "auto" (such a date is refused
+# with a hint, rather than read as the wrong day). The `date_order` setting; set by the
+# container that runs with it. A dotted date (`29.12.2023`) is day-first everywhere.
+DATE_ORDERS = ("auto", "day-first", "month-first")
+date_order = "auto"
+
+# 29.12.2023, 00:51:12 · 12/29/23, 12:51 AM · 2024/05/08 13:56 · [29.12.23, 00:51:12]
+_NUMERIC = re.compile(
+    r"\[?(?P<a>\d{1,4})(?P<sep>[./-])(?P<b>\d{1,2})(?P=sep)(?P<c>\d{2}|\d{4})\.?"
+    r"(?:(?:,\s*|\s+|T)(?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2})(?:[.,](?P<f>\d{1,6}))?)?"
+    r"\s*(?P<ampm>[AaPp]\.?\s?[Mm]\.?)?)?"
+    r"\s*(?P<tz>Z|UTC|GMT|[+-]\d{2}:?\d{2})?\]?")
+# Unix time, in seconds (9-10 digits: 1973-2286) or milliseconds (12-13 digits).
+_EPOCH = re.compile(r"-?(\d{9,10}|\d{12,13})(\.\d+)?")
+# More than the microseconds Python keeps (`...:00.123456789Z`, as Go and JavaScript write).
+_LONG_FRACTION = re.compile(r"(\.\d{6})\d+")
 
 
 def now() -> datetime:
@@ -36,6 +54,8 @@ def to_datetime(value: object) -> datetime:
         dt = datetime(value.year, value.month, value.day)
     elif isinstance(value, str):
         dt = _parse_string(value.strip())
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and _EPOCH.fullmatch(f"{abs(value):.0f}"):
+        dt = _from_epoch(float(value))
     else:
         raise UsageError(f"not a date or time: {value!r}", hint="use ISO 8601, e.g. 2024-05-08T13:56")
     if dt.tzinfo is None:
@@ -54,19 +74,74 @@ def _local(naive: datetime) -> datetime:
 
 
 def _parse_string(text: str) -> datetime:
+    iso = _LONG_FRACTION.sub(r"\1", text)
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+        return datetime.fromisoformat(iso[:-1] + "+00:00" if iso.endswith("Z") else iso)
     except ValueError:
         pass
+    if _EPOCH.fullmatch(text):
+        return _from_epoch(float(text))
+    numeric = _NUMERIC.fullmatch(text)
+    if numeric:
+        return _numeric(numeric, text)
     for fmt in _FORMATS:
         try:
             return datetime.strptime(text, fmt)
         except ValueError:
             continue
-    raise UsageError(
+    try:
+        from email.utils import parsedate_to_datetime  # RFC 2822: Wed, 08 May 2024 13:56:00 +0200
+
+        return parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        pass
+    raise _unreadable(text)
+
+
+def _unreadable(text: str) -> UsageError:
+    return UsageError(
         f"cannot read the date {text!r}",
         hint="use ISO 8601 (2024-05-08 or 2024-05-08T13:56:00) or '1:56 pm on 8 May, 2023'",
     )
+
+
+def _from_epoch(seconds: float) -> datetime:
+    if abs(seconds) >= 1e11:
+        seconds /= 1000  # milliseconds
+    return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=seconds)
+
+
+def _numeric(m: re.Match, text: str) -> datetime:
+    a, b, c = int(m["a"]), int(m["b"]), int(m["c"])
+    if len(m["a"]) >= 3:
+        year, month, day_ = a, b, c
+    else:
+        year = c if len(m["c"]) == 4 else c + (2000 if c < 69 else 1900)  # (strptime's %y)
+        if m["sep"] == "." or a > 12:
+            day_, month = a, b
+        elif b > 12 or a == b:
+            month, day_ = a, b
+        elif date_order == "day-first":
+            day_, month = a, b
+        elif date_order == "month-first":
+            month, day_ = a, b
+        else:
+            raise UsageError(f"the date {text!r} could be day {a} of month {b} or day {b} of month {a}",
+                             hint="write it as ISO 8601 (2024-05-08), or set date_order to 'day-first' or 'month-first'")
+    hour, minute, second = int(m["H"] or 0), int(m["M"] or 0), int(m["S"] or 0)
+    if m["ampm"]:
+        if not 1 <= hour <= 12:
+            raise _unreadable(text)
+        hour = hour % 12 + (12 if m["ampm"][0] in "Pp" else 0)
+    zone = None
+    if m["tz"]:
+        offset = m["tz"].replace(":", "")
+        zone = timezone.utc if offset in ("Z", "UTC", "GMT") else timezone(
+            (1 if offset[0] == "+" else -1) * timedelta(hours=int(offset[1:3]), minutes=int(offset[3:5])))
+    try:
+        return datetime(year, month, day_, hour, minute, second, int((m["f"] or "0").ljust(6, "0")), tzinfo=zone)
+    except ValueError:
+        raise _unreadable(text) from None
 
 
 UTC_MIN = datetime.min.replace(tzinfo=timezone.utc)

@@ -23,7 +23,6 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from .errors import UsageError
@@ -203,9 +202,7 @@ def _timestamp(record: dict) -> str | None:
     for key in ("timestamp", "created_at", "time"):
         value = record.get(key)
         try:
-            if isinstance(value, (int, float)) and not isinstance(value, bool):  # epoch seconds or milliseconds
-                return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, timezone.utc).isoformat()
-            if isinstance(value, str) and value.strip():
+            if isinstance(value, (str, int, float)) and str(value).strip():  # (a number: Unix time)
                 return to_datetime(value).isoformat()
         except (UsageError, ValueError, OverflowError, OSError):
             pass

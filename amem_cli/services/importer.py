@@ -276,7 +276,7 @@ def _type_problem(obj: dict[str, Any]) -> str | None:
             isinstance(value, list) and all(isinstance(v, str) for v in value)
         ):
             return f"'{key}' must be a list of strings"
-    for key, kind, name in (("context", str, "a string"), ("created_at", str, "a date string"),
+    for key, kind, name in (("context", str, "a string"), ("created_at", (str, int, float), "a date or a Unix time"),
                             ("metadata", dict, "an object")):
         if obj.get(key) is not None and not isinstance(obj[key], kind):
             return f"'{key}' must be {name}, not {_json_type(obj[key])}"

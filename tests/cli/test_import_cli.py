@@ -196,3 +196,19 @@ def test_one_markdown_file_and_a_folder_inside_the_vault(run, vault, tmp_path):
     (vault / "sub").mkdir()
     res = run("import", str(vault / "sub"))
     assert res.exit_code == 2 and "in the vault already" in res.stderr
+
+
+def test_a_day_first_export_imports_and_an_unreadable_date_is_one_line(run, vault, tmp_path):
+    """A chat export's dates as it writes them (issue 22: `29.12.2023, 00:51:12` stopped
+    the import); a date that reads both ways is reported on its line, the rest imported."""
+    src = tmp_path / "export.jsonl"
+    src.write_text("\n".join(json.dumps(line) for line in [
+        {"content": "Anna: the ferry leaves at nine", "created_at": "29.12.2023, 00:51:12"},
+        {"content": "Ben: I booked the cabin", "created_at": 1703811132},
+        {"content": "Anna: see you on the pier", "created_at": "05/01/2024 10:00"},
+    ]) + "\n")
+    res = run("import", src, "--json")
+    assert res.exit_code == 1
+    assert f"{src}:3: the date '05/01/2024 10:00' could be" in res.stderr
+    days = sorted(row[0][:10] for row in index_rows(vault, "SELECT created FROM notes"))
+    assert days == ["2023-12-29", "2023-12-29"]
