@@ -276,7 +276,7 @@ def timed(memory, work) -> tuple[float, int]:
 
 def run(args) -> dict:
     from amem_cli import AgentMemory, NoteBuilder
-    from amem_cli.config import BUNDLED_MODEL_FIELDS
+    from amem_cli.config import MEASURED_MODEL_FIELDS
     from amem_cli.llm import make_llm
     from amem_cli.steps import construct
 
@@ -285,9 +285,8 @@ def run(args) -> dict:
     data = json.loads(args.data.read_text(encoding="utf-8"))
     turns = sample_turns(data, args.turns)
     chain = turns_of(data[0]["conversation"])[: args.chain]
-    # amem's default for the model (a model object given to AgentMemory writes every field).
-    bundled = args.llm == "default" and not args.model
-    fields = args.fields or (",".join(BUNDLED_MODEL_FIELDS) if bundled else "all")
+    # amem's default for a model (a model object given to AgentMemory writes every field).
+    fields = args.fields or ",".join(MEASURED_MODEL_FIELDS)
     with tempfile.TemporaryDirectory(prefix="amem-quality-") as tmp, \
             AgentMemory(tmp, llm=llm, embedder=args.embedder, model_fields=fields) as memory:
         embedder, pipeline = memory._c.embedder, memory._c.notes.pipeline

@@ -1,14 +1,15 @@
 """The `model_fields` setting: the model is asked only for the fields it is to write; the
 others are the deterministic method's (recorded as fallbacks, not generated), boxes are
-chosen without the model, and no note evolves. "auto" leaves the bundled model the fields
-it wrote at least as well as the deterministic method (README, benchmarks/note_quality.py)."""
+chosen without the model, and no note evolves. "auto" leaves a model the fields the
+measured models wrote at least as well as the deterministic method (README,
+benchmarks/note_quality.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from amem_cli import AgentMemory
-from amem_cli.config import BUNDLED_MODEL_FIELDS, load_settings, model_fields
+from amem_cli.config import MEASURED_MODEL_FIELDS, load_settings, model_fields
 from amem_cli.errors import UsageError
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.models import MODEL_FIELDS
@@ -71,15 +72,15 @@ def test_all_fields_ask_the_model_for_each(vault):
 @pytest.mark.parametrize(
     "flags, expected",
     [
-        ({}, set(BUNDLED_MODEL_FIELDS)),  # the bundled model
-        ({"llm": "llama"}, set(BUNDLED_MODEL_FIELDS)),
-        ({"model": "/models/qwen2.5-1.5b-instruct-q4_k_m.gguf"}, set(MODEL_FIELDS)),  # a model a user chose
-        ({"llm": "openai", "llm_url": "http://localhost:8080/v1"}, set(MODEL_FIELDS)),
+        ({}, set(MEASURED_MODEL_FIELDS)),  # the bundled model
+        ({"llm": "llama"}, set(MEASURED_MODEL_FIELDS)),
+        ({"model": "/models/qwen2.5-1.5b-instruct-q4_k_m.gguf"}, set(MEASURED_MODEL_FIELDS)),  # a model a user chose
+        ({"llm": "openai", "llm_url": "http://localhost:8080/v1"}, set(MEASURED_MODEL_FIELDS)),
         ({"model_fields": "all"}, set(MODEL_FIELDS)),
         ({"model_fields": "context, boxes"}, {"context", "boxes"}),
     ],
 )
-def test_auto_is_the_measured_set_for_the_bundled_model_only(vault, monkeypatch, flags, expected):
+def test_auto_is_the_measured_set_for_every_model(vault, monkeypatch, flags, expected):
     monkeypatch.delenv("AMEM_LLM")  # the tests' "none"
     assert model_fields(load_settings(dir=str(vault), **flags)) == expected
 
