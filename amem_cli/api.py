@@ -157,6 +157,8 @@ class AgentMemory:
         return [hit.note for hit in self._c.search.search(query, limit=top_k)]
 
     def search(self, query: str, top_k: int = 5, **filters: Any):
+        """Hits best first; `floor=True` shows only those the query matched, as `amem
+        search` does (else `top_k` of them whenever the vault holds as many)."""
         return self._c.search.search(query, limit=top_k, **filters)
 
     def get(self, note_id: str) -> Note:
@@ -167,8 +169,9 @@ class AgentMemory:
 
     def build_context(self, query: str | Iterable[Note], *, max_tokens: int | None = 2000, top_k: int = 10) -> str:
         """A prompt-ready block of memories: the best `top_k` notes for a query (or the
-        notes given), each with its date, context, keywords and links, within `max_tokens`."""
-        notes = self.retrieve(query, top_k=top_k) if isinstance(query, str) else query
+        notes given), each with its date, context, keywords and links, within `max_tokens`.
+        Only notes the query matched (as `amem context`): "" when it matched none."""
+        notes = [h.note for h in self.search(query, top_k, floor=True)] if isinstance(query, str) else query
         return build_context(notes, max_tokens)
 
     def close(self) -> None:

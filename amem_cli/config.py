@@ -69,6 +69,8 @@ class Settings:
     name_boost: float = 0.6  # extra score share for notes by a person the query names
     neighbour_share: float = 0.5  # share of a hit's score its sequence neighbours inherit
     diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
+    min_similarity: float = 0.2  # cosine at which a note shares meaning with a query (search's floor)
+    min_share: float = 0.1  # of the best hit's score, under which search shows no hit
 
 
 # What a model writes by default: the fields both models measured by

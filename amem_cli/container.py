@@ -137,6 +137,8 @@ class Container:
                 name_boost=s.name_boost,
                 neighbour_share=s.neighbour_share,
                 diversity=s.diversity,
+                min_similarity=s.min_similarity,
+                min_share=s.min_share,
             ),
         )
 

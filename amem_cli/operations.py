@@ -173,8 +173,18 @@ def evolve(cx: Context, id: str, dry_run: bool = False) -> dict:
 @operation("search")
 def search(cx: Context, query: str, limit: int = 10, mode: str = "hybrid", tags: list[str] | None = None,
            boxes: list[str] | None = None, since: str | None = None, until: str | None = None) -> list[dict]:
-    hits = cx.container.search.search(query, limit=limit, mode=mode, tags=tags, boxes=boxes, since=since, until=until)
+    hits = _search(cx, query, limit=limit, mode=mode, tags=tags, boxes=boxes, since=since, until=until)
     return [h.to_dict() for h in hits]
+
+
+def _search(cx: Context, query: str, **options: Any) -> list:
+    """The hits that mean something (the floor: `SearchService._floor`); a query of only
+    common words finds none, and the user is told why."""
+    from .retrieve.query import unsearchable
+
+    if why := unsearchable(query):
+        cx.warnings.append(why)
+    return cx.container.search.search(query, floor=True, **options)
 
 
 @operation("context")
@@ -182,7 +192,7 @@ def context(cx: Context, query: str, max_tokens: int = 2000, limit: int = 10, ta
             boxes: list[str] | None = None, since: str | None = None, until: str | None = None) -> dict:
     from .services.context import build_context, estimate_tokens, fit
 
-    hits = cx.container.search.search(query, limit=limit, tags=tags, boxes=boxes, since=since, until=until)
+    hits = _search(cx, query, limit=limit, tags=tags, boxes=boxes, since=since, until=until)
     notes = fit((h.note for h in hits), max_tokens)
     text = build_context(notes)
     return {"query": query, "context": text, "tokens": estimate_tokens(text), "notes": [n.id for n in notes]}

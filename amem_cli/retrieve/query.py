@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
-from ..text import STOPWORDS, words
+from ..text import STOPWORDS, is_stopword, words
 
 # Han, Hiragana, Katakana, Hangul: scripts written without spaces between words.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
@@ -36,3 +37,15 @@ def substring_terms(query: str) -> list[str]:
     """What a plain substring search looks for: the query as typed, which FTS5 words miss
     when it cuts a word or is all symbols ("ello wor", "🙂", "C++"), and its CJK runs."""
     return list(dict.fromkeys([query.strip(), *cjk_terms(query)]))
+
+
+def unsearchable(query: str) -> str | None:
+    """Why the query cannot find anything that means something, or None: its words are
+    all common ones ("a", "what is it?"), which nearly every note holds, and it has no
+    symbol either ("🙂", "C++" are looked for as typed)."""
+    found = terms(query)
+    if not found or not all(map(is_stopword, found)):
+        return None
+    if any(unicodedata.category(ch).startswith("S") for ch in query):
+        return None
+    return f"the query has only common words ({', '.join(found)}): nothing to search for"

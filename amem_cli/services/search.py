@@ -15,7 +15,7 @@ from ..index.sqlite import NoteFilter
 from ..models import SearchHit
 from ..retrieve.fusion import FUSIONS
 from ..retrieve.pagerank import neighbourhood, personalised_pagerank
-from ..retrieve.query import keywords, substring_terms, terms
+from ..retrieve.query import keywords, substring_terms, terms, unsearchable
 from .indexer import Indexer
 
 MODES = ("hybrid", "semantic", "keyword", "graph")
@@ -36,6 +36,9 @@ class RetrievalSettings:
     neighbour_share: float = 0.5  # share of a hit's score its sequence neighbours inherit
     diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
     depth: int = 100  # how deep each list is read
+    # The floor (`_floor`) under what `search(..., floor=True)` shows.
+    min_similarity: float = 0.2  # cosine at which a note shares meaning with the query (see `_floor`)
+    min_share: float = 0.1  # of the best hit's score: a hit an order of magnitude weaker is not shown
 
 
 class SearchService:
@@ -64,30 +67,36 @@ class SearchService:
         boxes: list[str] | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
+        floor: bool = False,
     ) -> list[SearchHit]:
+        """The best `limit` notes for the query, best first. `floor`: only notes the query
+        matched (see `_floor`), so fewer than `limit` or none; a query of only common
+        words ("a", "what is it") then finds nothing (`unsearchable` says why)."""
         if not query or not query.strip():
             raise UsageError("the query is empty", hint="give some words to search for")
         if mode not in MODES:
             raise UsageError(f"unknown search mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
         if limit < 1:
             raise UsageError("--limit must be at least 1")
+        if floor and unsearchable(query):
+            return []
         self.indexer.sync()
         if mode != "keyword":
             self.indexer.flush_vectors()
         # A repeated search is answered from memory until anything is written to the index.
         # (The ranking is kept, not the notes: each caller gets notes of its own.)
-        key = (query, limit, mode, tuple(tags or ()), tuple(boxes or ()), since, until, self.index.generation())
+        key = (query, limit, mode, tuple(tags or ()), tuple(boxes or ()), since, until, floor, self.index.generation())
         if key in self._results:
             self._results.move_to_end(key)
             ranked = self._results[key]
         else:
-            ranked = self._results[key] = self._rank(query, limit, mode, tags, boxes, since, until)
+            ranked = self._results[key] = self._rank(query, limit, mode, tags, boxes, since, until, floor)
             if len(self._results) > CACHED_RESULTS:
                 self._results.popitem(last=False)
         notes = self.index.get_many(i for i, _, _ in ranked)
         return [SearchHit(notes[i], score, copy.deepcopy(sources)) for i, score, sources in ranked if i in notes]
 
-    def _rank(self, query, limit, mode, tags, boxes, since, until) -> list[tuple[str, float, dict]]:
+    def _rank(self, query, limit, mode, tags, boxes, since, until, floor) -> list[tuple[str, float, dict]]:
         """The best `limit` ids, each with its fused score and what each list said of it."""
         s = self.settings
         filters = NoteFilter(tuple(tags or ()), tuple(boxes or ()), since, until)
@@ -106,6 +115,7 @@ class SearchService:
                 lists["substring"] = self.index.substring_search(substring_terms(query), depth, filters)
         if mode != "keyword":
             lists["semantic"] = self._semantic(query, vector, depth, allowed)
+        matched = self._matched(lists) if floor else None
         if mode in ("hybrid", "graph"):
             first = fuse(lists, weights=s.weights)[: s.graph_seeds]
             graph = self._graph({i: score for i, score, _ in first}, depth, allowed)
@@ -115,7 +125,33 @@ class SearchService:
         around = self.index.sequence_neighbours(i for i, _, _ in fused)
         if mode == "hybrid":
             fused = self._spread(fused, around, allowed)
-        return self._diversify(self._boost_named(query, fused), around)[:limit]
+        ranked = self._diversify(self._boost_named(query, fused), around)
+        return (ranked if matched is None else self._floor(ranked, matched))[:limit]
+
+    def _matched(self, lists: dict[str, list[tuple[str, float]]]) -> set[str]:
+        """The notes the query itself matched: a word of it is in them (the keyword and
+        substring lists), or their vector is close to its vector. Close: a cosine of at
+        least `min_similarity`; with the default MiniLM, 99% of pairs of unrelated texts
+        score below 0.2 (the example vault's notes against LoCoMo's questions: median
+        0.04, 99th percentile 0.20). The fused score cannot tell this: each list is scaled
+        by its own best, so the nearest of unrelated notes scores as if it were close."""
+        found = {i for name in ("keyword", "substring") for i, _ in lists.get(name, ())}
+        return found | {i for i, s in lists.get("semantic", ()) if s >= self.settings.min_similarity}
+
+    def _floor(self, ranked: list, matched: set[str]) -> list:
+        """The hits that mean something, best first: the query matched the note, or a note
+        it matched and this one are linked (a link, or next to each other in a sequence:
+        the reply after a matching question); and the hit scores at least `min_share` of
+        the best one's score. Without a note the query matched, none at all. What the
+        fusion only pads the ranking with (no word in common, a weak similarity, no link
+        to a match) is left out rather than shown at the bottom."""
+        if not matched:
+            return []
+        best = max(score for _, score, _ in ranked) if ranked else 0.0
+        strong = [t for t in ranked if t[1] >= self.settings.min_share * best]
+        others = [i for i, _, _ in strong if i not in matched]
+        linked = self.index.adjacency(others) if others else {}
+        return [t for t in strong if t[0] in matched or linked.get(t[0], set()) & matched]
 
     def _query_vector(self, query: str) -> Future:
         """The query's vector: remembered, or on its way from the model."""

@@ -97,7 +97,7 @@ def test_search_mode_lists(run, notes):
     assert {h["id"] for h in kw} == {notes["pottery"], notes["reply"]}  # the reply through its neighbour's text
     sem = search_json(run, "pottery", "--mode", "semantic", "--limit", "50")
     assert {n for h in sem for n in h["sources"]} == {"semantic"}
-    assert {h["id"] for h in sem} == set(notes.values())  # nearest vectors: every note has some
+    assert {h["id"] for h in sem} == {notes["pottery"]}  # nearest vectors, down to the floor: not every note
     graph = search_json(run, "pottery", "--mode", "graph")
     assert {n for h in graph for n in h["sources"]} == {"graph"}
     hybrid = search_json(run, "pottery", "--mode", "hybrid")
@@ -282,3 +282,36 @@ def test_cjk_one_character_queries_do_not_crash(run, duck):
 def test_cjk_human_output(run, duck):
     res = run("search", "烤鸭")
     assert res.exit_code == 0 and DUCK in res.stdout
+
+
+# -- the floor: only hits that mean something ----------------------------------------------
+
+
+def test_search_leaves_unrelated_notes_out(run, notes):
+    """A hybrid search used to fill --limit with every note (the last ones at score 0.0000)."""
+    hits = search_json(run, "pottery class", "--limit", "8")
+    assert {h["id"] for h in hits} == {notes["pottery"], notes["reply"]}  # the reply: next to the match
+    assert all(h["score"] > 0 for h in hits)
+    assert search_json(run, "zeppelin airship", "--limit", "8") == []  # matches nothing: shows nothing
+    human = run("search", "zeppelin airship")
+    assert human.exit_code == 0 and human.stdout.strip() == "No matching notes."
+
+
+@pytest.mark.parametrize("query", ["a", "what is it?"])
+def test_a_query_of_common_words_says_so(run, notes, query):
+    res = run("search", query)
+    assert res.exit_code == 0, res.output  # as for any search that finds nothing
+    assert res.stdout.strip() == "No matching notes."
+    assert res.stderr.strip().splitlines() == [
+        f"Warning: the query has only common words ({', '.join(query.strip('?').split())}): nothing to search for"]
+    assert search_json(run, query) == []
+    context = run("context", query, "--json")
+    assert context.exit_code == 0 and json.loads(context.stdout)["notes"] == []
+    assert "only common words" in context.stderr
+
+
+def test_context_never_fills_its_budget_with_noise(run, notes):
+    data = json.loads(run("context", "lentil soup", "--max-tokens", "2000", "--json").stdout)
+    assert data["notes"] == [notes["soup"]]
+    none = json.loads(run("context", "zeppelin airship", "--json").stdout)
+    assert none == {"query": "zeppelin airship", "context": "", "tokens": 0, "notes": []}

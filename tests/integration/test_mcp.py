@@ -125,3 +125,49 @@ def test_unexpected_errors_are_tool_errors(vault, monkeypatch):
         asyncio.run(run())
     finally:
         c.close()
+
+
+def test_tools_answer_json_even_when_nothing_is_found(vault):
+    """No tool answers an empty string or no content at all (an empty list used to give
+    none): each answers one JSON object, and build_context a line saying why it is empty."""
+    import json
+    import threading
+
+    from mcp import Client
+
+    from amem_cli.config import load_settings
+    from amem_cli.container import Container
+    from amem_cli.mcp_tools import build
+    from amem_cli.server.worker import Turn
+
+    c = Container(load_settings(dir=str(vault), embedder="fake", llm="none"))
+    server = build(c, Turn(), threading.Event())
+
+    def said(reply) -> str:
+        assert not reply.is_error and len(reply.content) == 1 and reply.content[0].text
+        return reply.content[0].text
+
+    async def run() -> None:
+        async with Client(server) as client:
+            boxes = await client.call_tool("list_boxes", {})
+            assert json.loads(said(boxes)) == boxes.structured_content == {"result": []}
+            await client.call_tool("add_memory", {"content": "Alice prefers green tea over coffee."})
+            await client.call_tool("add_memory", {"content": "The server runs on port 8080."})
+            found = await client.call_tool("search_memory", {"query": "zeppelin airship", "limit": 5})
+            assert json.loads(said(found)) == found.structured_content == {"result": [], "hint": None}
+            tea = (await client.call_tool("search_memory", {"query": "green tea", "limit": 5})).structured_content
+            assert [h["content"] for h in tea["result"]] == ["Alice prefers green tea over coffee."]  # not the port note
+            common = (await client.call_tool("search_memory", {"query": "a"})).structured_content
+            assert common["result"] == [] and "only common words" in common["hint"]
+            empty = await client.call_tool("build_context", {"query": "zeppelin airship"})
+            assert said(empty) == "No note matched the query."
+            assert empty.structured_content == {"query": "zeppelin airship", "context": "", "tokens": 0, "notes": [], "hint": None}
+            small = await client.call_tool("build_context", {"query": "green tea", "max_tokens": 1})
+            assert said(small) == "No matching note fits in max_tokens."
+            block = await client.call_tool("build_context", {"query": "green tea"})
+            assert said(block) == block.structured_content["context"] and block.structured_content["notes"]
+
+    try:
+        asyncio.run(run())
+    finally:
+        c.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from datetime import datetime, timedelta, timezone
@@ -515,3 +516,17 @@ def test_repeated_searches_are_cached_until_anything_is_written(vault):
         assert len(first.search("kestrels")) == 2
         second.add("a third kestrel, written by another connection")
         assert len(first.search("kestrels")) == 3
+
+
+def test_build_context_and_search_floor_leave_unrelated_notes_out(memory):
+    """`build_context` (and `search(..., floor=True)`) give only the notes the query
+    matched; `retrieve` still fills top_k, as the A-MEM write-up's API does."""
+    bees, tea, port = (memory.add(text).id for text in (
+        "Bob keeps bees and sells honey at the market", "Alice prefers green tea over coffee",
+        "The build server listens on port 8080"))
+    block = memory.build_context("bees honey")
+    assert re.findall(r"^\[(\S+)\] ", block, re.M) == [bees]
+    assert memory.build_context("zeppelin airship") == ""
+    assert [h.note.id for h in memory.search("bees honey", top_k=5, floor=True)] == [bees]
+    assert memory.search("a", top_k=5, floor=True) == []
+    assert {n.id for n in memory.retrieve("zeppelin airship", top_k=3)} == {bees, tea, port}
