@@ -288,6 +288,11 @@ def render_note(note: Note) -> str:
     return f"{_FENCE}\n{fm}{_FENCE}\n{note.content}\n"
 
 
+def yaml_text(data: Any) -> str:
+    """`data` as YAML in block style, as a note's frontmatter writes it (keys in their order)."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10**9)
+
+
 def _as_written(value: str) -> str:
     """A link as the note holds it: amem's `[[id]]` as the id, any other form (`[[Project
     Plan|the plan]]`, `[[x#heading]]`, a file name) exactly as written, so a rewrite of

@@ -126,8 +126,15 @@ def add(cx: Context, content: str, keywords: list[str] | None = None, tags: list
 
 
 @operation("show")
-def show(cx: Context, id: str) -> dict:
-    return cx.container.notes.get(id).to_dict()
+def show(cx: Context, id: str, related: bool = False) -> dict:
+    """The note; `related` adds {"related": {link as written: the first words of the note
+    it names, or None}} for its links, backlinks, previous and next (the human view)."""
+    notes = cx.container.notes
+    note = notes.get(id)
+    shown = note.to_dict()
+    if related:
+        shown["related"] = notes.glimpses(filter(None, [note.previous, note.next, *note.links, *note.backlinks]))
+    return shown
 
 
 @operation("list")

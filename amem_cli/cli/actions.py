@@ -85,24 +85,42 @@ def _read_text(text: str | None) -> str:
 
 
 def show(session: Session, note_id: str, json_output: bool) -> None:
-    note = session.call("show", {"id": note_id})
     if json_output:
-        print_json(note)
+        print_json(session.call("show", {"id": note_id}))
         return
-    console.print(f"[bold]{escape(note['id'])}[/]  [dim]{note['created_at'] or ''}[/]")
+    note = session.call("show", {"id": note_id, "related": True})
+    related = note["related"]
+    console.print(f"[bold]{escape(note['id'])}[/]")
+    for label, key in (("created", "created_at"), ("updated", "updated_at")):
+        if note[key]:
+            console.print(f"[dim]{label}:[/] {escape(note[key])}")
     for label in ("keywords", "tags", "boxes"):
         if note[label]:
             console.print(f"[dim]{label}:[/] {escape(', '.join(note[label]))}")
     if note["context"]:
         console.print(f"[dim]context:[/] {escape(note['context'])}")
-    if note["links"]:
-        console.print(f"[dim]links:[/] {escape(' '.join(note['links']))}")
-    if note["backlinks"]:
-        console.print(f"[dim]backlinks:[/] {escape(' '.join(note['backlinks']))}")
+    for label in ("previous", "next"):
+        if note[label]:
+            console.print(f"[dim]{label}:[/] {_glimpse(note[label], related)}")
+    for label in ("links", "backlinks"):
+        if note[label]:
+            console.print(f"[dim]{label}:[/]")
+            for link in note[label]:
+                console.print(f"  {_glimpse(link, related)}")
     if note["metadata"]:
-        console.print(f"[dim]metadata:[/] {escape(str(note['metadata']))}")
+        from ..markdown import yaml_text
+
+        console.print("[dim]metadata:[/]")
+        for line in yaml_text(note["metadata"]).splitlines():
+            console.print(f"  {escape(line)}")
     console.print()
     console.print(escape(note["content"], lines=True))
+
+
+def _glimpse(link: str, related: dict[str, str | None]) -> str:
+    """A link and the first words of the note it names ("(no such note)" when none)."""
+    words = related.get(link)
+    return f"{escape(link)}  " + (f"[dim]{escape(words)}[/]" if words is not None else "[red](no such note)[/]")
 
 
 def list_(session: Session, tag: list[str] | None, box: list[str] | None, since: str | None, until: str | None,

@@ -268,6 +268,13 @@ class NoteService:
         return self.writer.path_of(note_id)
 
 
+    def glimpses(self, written: Iterable[str], words: int = 8) -> dict[str, str | None]:
+        """{link as written: the first words of the note it names, or None when it names none}."""
+        written = list(dict.fromkeys(written))
+        ids = self.index.resolve(written)
+        notes = self.index.get_many(ids.values(), links=False)
+        return {w: _first_words(notes[ids[w]].content, words) if ids.get(w) in notes else None for w in written}
+
     def list(self, **filters: Any) -> list[Note]:
         self.indexer.sync()
         return self.index.list_notes(**filters)
@@ -301,6 +308,11 @@ def _without(note: Note, gone: set[str]) -> Note:
         previous=None if note.previous in gone else note.previous,
         next=None if note.next in gone else note.next,
     )
+
+
+def _first_words(text: str, n: int) -> str:
+    found = text.split()
+    return " ".join(found[:n]) + (" …" if len(found) > n else "")
 
 
 def _as_list(values: Iterable[str] | str | None) -> list:

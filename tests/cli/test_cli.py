@@ -227,3 +227,34 @@ def test_edit_uses_editor(run, vault, monkeypatch, tmp_path):
 def test_version():
     res = CliRunner().invoke(app, ["--version"])
     assert res.exit_code == 0 and res.stdout.startswith("amem ")
+
+
+def test_show_renders_the_whole_note(run, vault):
+    """Every field; links, backlinks, previous and next with the first words of the note
+    each names (a link to no note says so); metadata as YAML, not a Python dict."""
+    first = run("add", "Caroline joined a pottery class on Saturdays with an old friend from work",
+                "-m", "source=chat", "-m", "mood=very: happy", "-k", "pottery", "-t", "art", "--box", "hobbies",
+                "--context", "A new hobby.", "--created", "2023-05-08T13:56").stdout.strip()
+    reply = run("add", "Yes, she loves the kiln", "--after", first).stdout.strip()
+    other = run("add", "Kilns reach 1240 degrees").stdout.strip()
+    path = vault / f"{first}.md"
+    path.write_text(path.read_text().replace("links: []", f"links:\n- '[[{other}]]'\n- '[[Nobody Here]]'"))
+    back = vault / f"{other}.md"
+    back.write_text(back.read_text().replace("backlinks: []", f"backlinks:\n- '[[{first}]]'"))
+    res = run("show", first)
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0] == first
+    assert "created: 2023-05-08T13:56:00+00:00" in lines and any(ln.startswith("updated: ") for ln in lines)
+    assert {"keywords: pottery", "tags: art", "boxes: hobbies", "context: A new hobby."} <= set(lines)
+    assert f"next: {reply}  Yes, she loves the kiln" in lines
+    at = lines.index("links:")
+    assert lines[at + 1:at + 3] == [f"  {other}  Kilns reach 1240 degrees", "  Nobody Here  (no such note)"]
+    at = lines.index("metadata:")
+    assert lines[at + 1:at + 3] == ["  source: chat", "  mood: 'very: happy'"]
+    assert "{" not in res.stdout  # no Python dict
+    assert lines[-1] == "Caroline joined a pottery class on Saturdays with an old friend from work"
+    back = run("show", other).stdout.splitlines()
+    assert back[back.index("backlinks:") + 1] == f"  {first}  Caroline joined a pottery class on Saturdays with …"
+    assert f"previous: {first}  Caroline joined a pottery class on Saturdays with …" in run("show", reply).stdout
+    assert "related" not in json.loads(run("show", first, "--json").stdout)  # --json: the note as ever
