@@ -164,8 +164,14 @@ class AgentMemory:
     def get(self, note_id: str) -> Note:
         return self._c.notes.get(note_id)
 
-    def delete(self, note_id: str) -> Note:
-        return self._c.notes.delete(note_id)
+    def delete(self, note_id: str, *, purge: bool = False) -> Note:
+        """Remove a note (and the links to it); `undo(note_id)` brings it back, for
+        `trash_days` days, unless `purge` keeps nothing of it."""
+        return self._c.notes.delete(note_id, purge=purge)
+
+    def undo(self, note_id: str) -> Note:
+        """Undo amem's last change to a note (`amem undo`), or bring back a removed note."""
+        return self._c.notes.undo(note_id)
 
     def build_context(self, query: str | Iterable[Note], *, max_tokens: int | None = 2000, top_k: int = 10) -> str:
         """A prompt-ready block of memories: the best `top_k` notes for a query (or the

@@ -59,6 +59,7 @@ class Settings:
     sync_interval: float = 0.0  # seconds between looks for files edited by others (0: every command)
     server: str = "auto"  # "auto": commands go through a warm background server, started on demand; "off"
     server_idle: float = 900.0  # seconds without a request after which the server stops
+    trash_days: float = 30.0  # days a removed note is kept in .amem/trash for `amem undo` (0: not kept)
     # Retrieval: how the keyword, semantic and graph lists are fused.
     fusion: str = "score"  # "score" (normalised scores) or "rrf" (reciprocal ranks)
     keyword_weight: float = 1.0

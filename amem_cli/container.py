@@ -108,7 +108,9 @@ class Container:
 
     @cached_property
     def notes(self) -> NoteService:
-        return NoteService(self.writer, self.pipeline)
+        from .services.trash import Trash
+
+        return NoteService(self.writer, self.pipeline, Trash(self.vault.index_dir / "trash", self.settings.trash_days))
 
     @cached_property
     def importer(self) -> Importer:

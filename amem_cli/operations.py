@@ -148,8 +148,11 @@ def list_(cx: Context, tags: list[str] | None = None, boxes: list[str] | None = 
 
 
 @operation("rm")
-def rm(cx: Context, ids: list[str]) -> dict:
-    return {"removed": [cx.container.notes.delete(i).id for i in ids]}
+def rm(cx: Context, ids: list[str], purge: bool = False) -> dict:
+    """`purge`: keep nothing of them (else `undo` brings each back, within `trash_days`).
+    `recoverable`: whether `undo` can (not when purged, nor with `trash_days` 0)."""
+    notes = cx.container.notes
+    return {"removed": [notes.delete(i, purge=purge).id for i in ids], "recoverable": not purge and notes.trash.days > 0}
 
 
 @operation("history")

@@ -16,6 +16,7 @@ from ..vault import MAX_NOTE_BYTES, content_hash
 from ..timeutil import now, to_datetime
 from .jobs import QUEUED
 from .pipeline import Pipeline
+from .trash import Removed, Trash
 from .writer import NoteWriter
 
 NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", "metadata")
@@ -25,8 +26,9 @@ MAX_CONTENT_BYTES = MAX_NOTE_BYTES // 2
 
 
 class NoteService:
-    def __init__(self, writer: NoteWriter, pipeline: Pipeline):
+    def __init__(self, writer: NoteWriter, pipeline: Pipeline, trash: Trash):
         self.writer = writer
+        self.trash = trash  # removed notes, for undo
         # The A-MEM pipeline: builds new notes before they are written, links them after.
         self.pipeline = pipeline
         self.indexer = writer.indexer
@@ -209,8 +211,11 @@ class NoteService:
         return self.index.revisions(note_id)
 
     def undo(self, note_id: str) -> Note:
-        """Put back the file as it was before the note's last revision, byte for byte."""
+        """Put back the file as it was before the note's last revision, byte for byte; or,
+        for a note removed (`delete`) and still in the trash, the note."""
         self.indexer.sync()
+        if self.index.path_of(note_id) is None and (removed := self.trash.get(note_id)) is not None:
+            return self._restore(removed)
         with self.vault.lock():
             path = self.writer.path(note_id)
             revisions = self.index.revisions(note_id)
@@ -231,13 +236,20 @@ class NoteService:
         self.indexer.flush_vectors()
         return note
 
-    def delete(self, note_id: str) -> Note:
-        """Remove a note's file and index entry, and the links other notes have to it."""
+    def delete(self, note_id: str, *, purge: bool = False) -> Note:
+        """Remove a note's file and index entry, and the links other notes have to it.
+        The file goes to the trash, for `undo`, unless `purge`: then nothing of it is
+        kept (the trash's copy of an earlier removal of the id goes too). The index keeps
+        no byte of its text either way (its revisions go: they hold its text)."""
         self.indexer.sync()
         with self.vault.lock():
             note = self.get(note_id, sync=False)
             path = self.writer.path(note_id)
             referrers = self.index.referrers(note_id)
+            if purge:
+                self.trash.purge(note_id)
+            else:
+                self.trash.put(Removed(note_id, path, self.vault.read_bytes(path), self._linking(note_id, referrers)))
 
             def unlink(n: Note) -> Note:
                 """Without the links (however written) and pointers that name the note."""
@@ -259,6 +271,35 @@ class NoteService:
                 self.index.remove_file(path)
         self.indexer.flush_vectors()  # its vector goes now, not at the next search
         return note
+
+    def _linking(self, note_id: str, referrers: set[str]) -> dict[str, list[str]]:
+        """{"links": notes whose links name the note, "backlinks": whose backlinks do}."""
+        others = self.index.get_many(referrers).values()
+        return {field: sorted(n.id for n in others if note_id in getattr(n, field)) for field in ("links", "backlinks")}
+
+    def _restore(self, removed: Removed) -> Note:
+        """A removed note back where it was: its file, the links other notes had to it
+        (those that still exist), and its place in its sequence if the gap it left is
+        still there."""
+        with self.vault.lock():
+            if self.vault.stat(removed.path) is not None:
+                raise UsageError(f"the file {removed.path} exists again; undo would overwrite it",
+                                 hint="move that file away first")
+            self.vault.write_text(removed.path, removed.data.decode("utf-8"))
+        self.indexer.sync(paths=[removed.path])
+        note = self.get(removed.id, sync=False)
+        for field, ids in removed.linked_from.items():
+            for other in ids:
+                if self.index.path_of(other) and note.id not in getattr(self.get(other, sync=False), field):
+                    self.update(other, lambda n, f=field: replace(n, **{f: [*getattr(n, f), note.id]}), embed=False)
+        before, after = note.previous, note.next
+        if before and self.index.path_of(before) and self.get(before, sync=False).next == after:
+            self.update(before, lambda n: replace(n, next=note.id), embed=False)
+        if after and self.index.path_of(after) and self.get(after, sync=False).previous == before:
+            self.update(after, lambda n: replace(n, previous=note.id), embed=False)
+        self.trash.purge(removed.id)
+        self.indexer.flush_vectors()
+        return self.get(removed.id, sync=False)
 
     # -- reads ------------------------------------------------------------
     def get(self, note_id: str, *, sync: bool = True) -> Note:

@@ -258,3 +258,92 @@ def test_show_renders_the_whole_note(run, vault):
     assert back[back.index("backlinks:") + 1] == f"  {first}  Caroline joined a pottery class on Saturdays with …"
     assert f"previous: {first}  Caroline joined a pottery class on Saturdays with …" in run("show", reply).stdout
     assert "related" not in json.loads(run("show", first, "--json").stdout)  # --json: the note as ever
+
+
+# -- rm: asks in a terminal, and can be undone ------------------------------------------------
+
+
+def _rm_at_a_terminal(amem_cmd, vault, note_id: str, answer: str) -> tuple[int, str]:
+    """`amem rm ID` with its standard input a terminal (a pty) that types `answer`."""
+    import os
+    import pty
+    import subprocess
+
+    main, child = pty.openpty()
+    proc = subprocess.Popen([*amem_cmd, "--dir", str(vault), "--embedder", "fake", "rm", note_id],
+                            stdin=child, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    os.close(child)
+    os.write(main, answer.encode() + b"\n")
+    out, _ = proc.communicate(timeout=120)
+    os.close(main)
+    return proc.returncode, out
+
+
+def test_rm_asks_at_a_terminal(run, vault, amem_cmd):
+    note = run("add", "a note to keep").stdout.strip()
+    code, out = _rm_at_a_terminal(amem_cmd, vault, note, "n")
+    assert code == 1 and f"Remove 1 note ({note}) (`amem undo ID` brings one back)? [y/N]" in out and "Aborted" in out
+    assert (vault / f"{note}.md").exists()
+    code, out = _rm_at_a_terminal(amem_cmd, vault, note, "y")
+    assert code == 0 and f"removed {note}" in out
+    assert not (vault / f"{note}.md").exists()
+
+
+def test_rm_without_a_terminal_goes_on_and_undo_brings_the_note_back(run, vault):
+    """A script is not asked (rm(1) asks no one but a person either); the note, the links
+    other notes had to it and its place in its sequence all come back with `amem undo`."""
+    first = run("add", "first turn about pottery").stdout.strip()
+    middle = run("add", "second turn about kilns", "--after", first).stdout.strip()
+    last = run("add", "third turn about glaze", "--after", middle).stdout.strip()
+    other = run("add", "a note that links to the kilns").stdout.strip()
+    path = vault / f"{other}.md"
+    path.write_text(path.read_text().replace("links: []", f"links:\n- '[[{middle}]]'"))
+    before = (vault / f"{middle}.md").read_bytes()
+
+    res = run("rm", middle)
+    assert res.exit_code == 0 and res.stdout == f"removed {middle} (amem undo {middle} brings it back)\n"
+    assert not (vault / f"{middle}.md").exists()
+    assert show(run, first)["next"] == last and show(run, other)["links"] == []
+    assert run("search", "kilns", "--json").stdout.count(middle) == 0
+
+    res = run("undo", middle)
+    assert res.exit_code == 0 and res.stdout.strip() == f"restored {middle}"
+    assert (vault / f"{middle}.md").read_bytes() == before
+    assert show(run, first)["next"] == middle and show(run, last)["previous"] == middle
+    assert show(run, other)["links"] == [middle]
+    assert json.loads(run("search", "kilns", "--json").stdout)[0]["id"] == middle
+    assert not list((vault / ".amem" / "trash").iterdir())  # taken out of the trash
+
+
+def test_rm_purge_keeps_nothing(run, vault):
+    note = run("add", "the api key was hunter2hunter2").stdout.strip()
+    res = run("rm", "--purge", note, "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout) == {"removed": [note]}
+    assert not list((vault / ".amem" / "trash").glob(f"{note}.*"))
+    undo = run("undo", note)
+    assert undo.exit_code == 3 and "no note with the id" in undo.stderr
+
+
+def test_trash_days_zero_keeps_nothing_and_old_removals_expire(run, vault, monkeypatch):
+    import os
+    import time
+
+    old = run("add", "removed long ago").stdout.strip()
+    assert run("rm", old).exit_code == 0
+    info = vault / ".amem" / "trash" / f"{old}.json"
+    data = json.loads(info.read_text())
+    info.write_text(json.dumps({**data, "removed": time.time() - 31 * 86400}))
+    fresh = run("add", "removed now").stdout.strip()
+    assert run("rm", fresh).exit_code == 0
+    assert sorted(p.name for p in (vault / ".amem" / "trash").iterdir()) == [f"{fresh}.json", f"{fresh}.md"]
+    monkeypatch.setenv("AMEM_TRASH_DAYS", "0")
+    gone = run("add", "not kept").stdout.strip()
+    res = run("rm", gone)
+    assert res.exit_code == 0 and res.stdout == f"removed {gone}\n"  # no promise of an undo
+    assert not (vault / ".amem" / "trash" / f"{gone}.md").exists() and not os.path.exists(vault / ".amem" / "trash" / f"{fresh}.md")
+
+
+def show(run, note_id) -> dict:
+    res = run("show", note_id, "--json")
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)

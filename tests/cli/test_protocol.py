@@ -86,7 +86,7 @@ def test_every_operation_round_trips_through_the_socket(served, tmp_path):
         "import": ({"path": str(tmp_path / "more.jsonl")}, lambda r: r["imported"] == 1 and r["skipped"] == 0),
         "reindex": ({}, lambda r: r["notes"] == 3 and r["errors"] == []),
         "undo": ({"id": note_id}, None),  # no revision: an error reply, below
-        "rm": ({"ids": [note_id]}, lambda r: r == {"removed": [note_id]}),
+        "rm": ({"ids": [note_id]}, lambda r: r == {"removed": [note_id], "recoverable": True}),
     }
     assert set(checks) == set(OPERATIONS), "an operation the server serves is not tested here"
     for op, (args, check) in checks.items():

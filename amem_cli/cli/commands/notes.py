@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import sys
 from typing import Annotated
 
 import typer
@@ -91,12 +92,23 @@ def edit(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> No
 def rm(
     ctx: typer.Context,
     note_ids: Annotated[list[str], typer.Argument(help="The ids of the notes to remove.", show_default=False, autocompletion=complete_ids)],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (in a terminal, rm asks first).")] = False,
+    purge: Annotated[
+        bool, typer.Option("--purge", help="Keep nothing of them: no `amem undo` (a secret, say). Default: kept in .amem/trash.")
+    ] = False,
     json_output: JsonOpt = False,
 ) -> None:
-    """Remove notes, and the links other notes have to them."""
-    removed = call(ctx, "rm", {"ids": note_ids})["removed"]
+    """Remove notes, and the links other notes have to them. `amem undo ID` brings one
+    back (for trash_days days, 30) unless --purge."""
+    # Like rm(1): ask a person at a terminal, never a script (no terminal: go on; the
+    # notes are recoverable anyway, unless --purge, which a script asks for on purpose).
+    if not yes and sys.stdin.isatty():
+        names = ", ".join(printable(i) for i in note_ids)
+        after = "for good" if purge else "(`amem undo ID` brings one back)"
+        typer.confirm(f"Remove {len(note_ids)} note{'s' if len(note_ids) != 1 else ''} ({names}) {after}?", abort=True, err=True)
+    result = call(ctx, "rm", {"ids": note_ids, "purge": purge})
     if json_output:
-        print_json({"removed": removed})
+        print_json({"removed": result["removed"]})
     else:
-        for i in removed:
-            typer.echo(f"removed {printable(i)}")
+        for i in map(printable, result["removed"]):
+            typer.echo(f"removed {i}" + (f" (amem undo {i} brings it back)" if result["recoverable"] else ""))
