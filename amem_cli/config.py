@@ -93,6 +93,8 @@ def model_fields(settings: Settings) -> frozenset[str]:
 
 # Settings for the common uses, chosen at `amem init --profile` (written to the vault's
 # amem.toml, where they can be changed). Each is only a set of the settings above.
+EMBEDDERS = ("onnx", "sentence-transformers", "fake")
+
 PROFILES: dict[str, dict[str, Any]] = {
     # few boxes, only close links, fast
     "personal": {"link_threshold": 0.6, "max_links": 2, "max_boxes": 1},
@@ -310,7 +312,7 @@ def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str
         merged.update(_coerce(layer, source) if layer is env or layer is flags else layer)
     merged["dir"] = vault_dir
     settings = Settings(**merged)
-    if settings.embedder not in ("onnx", "sentence-transformers", "fake"):
+    if settings.embedder not in EMBEDDERS:
         raise UsageError(
             f"unknown embedder {settings.embedder!r}", hint="use 'onnx' (default), 'sentence-transformers' or 'fake'"
         )

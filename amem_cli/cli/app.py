@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import __version__
+from .completions import complete_embedders, complete_llms
 from .session import Session, run_guarded
 
 app = typer.Typer(
@@ -39,14 +40,14 @@ def root(
     embedder: Annotated[
         str | None,
         typer.Option(
-            "--embedder",
+            "--embedder", autocompletion=complete_embedders,
             help="'onnx' (default), 'sentence-transformers' (same vectors, slow start) or 'fake' (hashing, for tests).",
             show_default=False,
         ),
     ] = None,
     llm: Annotated[
         str | None,
-        typer.Option("--llm", help="The model that builds, links and evolves notes: llama (default), openai, none.", show_default=False),
+        typer.Option("--llm", autocompletion=complete_llms, help="The model that builds, links and evolves notes: llama (default), openai, none.", show_default=False),
     ] = None,
     model: Annotated[
         str | None,

@@ -10,6 +10,7 @@ ids, tags and boxes come straight from the vault's index file (no container, no 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import typer
@@ -54,6 +55,54 @@ def _names(kind: str, ctx: typer.Context, incomplete: str) -> list[str]:
         return [name for name in found if name.isprintable()]  # the shell shows them raw: no terminal escapes
     except Exception:
         return []
+
+
+def choices(values: Callable[[], Iterable[str]]) -> Callable[[str], list[str]]:
+    """A TAB for an option of fixed values: those starting with what is typed. `values`
+    is called only then (it may import the module that holds them)."""
+
+    def complete(incomplete: str) -> list[str]:
+        return [v for v in values() if v.startswith(incomplete)]
+
+    return complete
+
+
+def _modes() -> tuple[str, ...]:
+    from ..retrieve import MODES
+
+    return MODES
+
+
+def _formats() -> list[str]:
+    from ..services.graph import FORMATS
+
+    return list(FORMATS)
+
+
+def _profiles() -> list[str]:
+    from ..config import PROFILES
+
+    return list(PROFILES)
+
+
+def _embedders() -> tuple[str, ...]:
+    from ..config import EMBEDDERS
+
+    return EMBEDDERS
+
+
+def _llms() -> list[str]:
+    from ..llm import KINDS
+
+    return [k for k in KINDS if k != "fake"]  # the scripted model of the tests: not for a person
+
+
+complete_modes = choices(_modes)
+complete_formats = choices(_formats)
+complete_profiles = choices(_profiles)
+complete_embedders = choices(_embedders)
+complete_llms = choices(_llms)
+complete_config_actions = choices(lambda: ["show"])
 
 
 def complete_ids(ctx: typer.Context, incomplete: str) -> list[str]:

@@ -13,12 +13,12 @@ from datetime import datetime
 from ..errors import UsageError
 from ..index.sqlite import NoteFilter
 from ..models import SearchHit
+from ..retrieve import MODES
 from ..retrieve.fusion import FUSIONS
 from ..retrieve.pagerank import neighbourhood, personalised_pagerank
 from ..retrieve.query import keywords, substring_terms, terms, unsearchable
 from .indexer import Indexer
 
-MODES = ("hybrid", "semantic", "keyword", "graph")
 CACHED_RESULTS = 128
 CACHED_QUERY_VECTORS = 512
 SUBSTRING_WORDS = 3  # queries of at most this many words are also looked for as typed

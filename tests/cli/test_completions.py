@@ -116,3 +116,22 @@ def test_a_completion_request_never_goes_to_the_server(indexed, monkeypatch, cap
         main()
     assert done.value.code == 0
     assert capsys.readouterr().out.split() == ["office", "outdoors"]  # answered here, from the index
+
+
+@pytest.mark.parametrize("words, offered", [
+    ("search x --mode ", ["hybrid", "semantic", "keyword", "graph"]),
+    ("search x --mode s", ["semantic"]),
+    ("graph --format ", ["mermaid", "dot", "graphml", "json"]),
+    ("init --profile ", ["personal", "team", "research", "agent"]),
+    ("init --profile r", ["research"]),
+    ("--embedder ", ["onnx", "sentence-transformers", "fake"]),
+    ("--llm ", ["llama", "openai", "none"]),
+    ("--llm o", ["openai"]),
+    ("config ", ["show"]),
+])
+def test_every_option_of_fixed_values_completes_them(tmp_path, words, offered):
+    """Each option (or argument) that takes one of a fixed set of values offers them,
+    without loading the heavy libraries (the sets live in light modules)."""
+    got, heavy = complete(f"amem --dir {tmp_path} {words}")
+    assert got == offered
+    assert heavy == []

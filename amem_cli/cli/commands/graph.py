@@ -9,15 +9,9 @@ import typer
 
 from ...errors import UsageError
 from ..app import call, command
-from ..completions import complete_ids
+from ..completions import complete_formats, complete_ids
 from ..options import BoxOpt, JsonOpt, TagOpt, local_path
 from ..output import console, escape, json_printable, print_json, printable
-
-
-def _formats() -> list[str]:
-    from ...services.graph import FORMATS
-
-    return list(FORMATS)
 
 
 @command("graph")
@@ -26,7 +20,7 @@ def graph(
     fmt: Annotated[
         str | None,
         typer.Option(
-            "--format", "-f", autocompletion=_formats, show_default=False,
+            "--format", "-f", autocompletion=complete_formats, show_default=False,
             help="mermaid (the default: paste it into Markdown and GitHub or Obsidian draw it), "
                  "dot (Graphviz), graphml (Gephi, yEd, Cytoscape) or json.",
         ),

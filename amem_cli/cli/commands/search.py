@@ -8,6 +8,7 @@ import typer
 
 from .. import actions
 from ..app import command
+from ..completions import complete_modes
 from ..options import BoxOpt, JsonOpt, LimitOpt, SinceOpt, TagOpt, UntilOpt
 
 
@@ -16,7 +17,7 @@ def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What to look for, in your own words.", show_default=False)],
     limit: LimitOpt = 10,
-    mode: Annotated[str, typer.Option("--mode", help="hybrid, semantic, keyword or graph.")] = "hybrid",
+    mode: Annotated[str, typer.Option("--mode", autocompletion=complete_modes, help="hybrid, semantic, keyword or graph.")] = "hybrid",
     tag: TagOpt = None,
     box: BoxOpt = None,
     since: SinceOpt = None,

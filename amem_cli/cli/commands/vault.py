@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..app import call, command, container, run_settings
+from ..completions import complete_config_actions, complete_profiles
 from ..options import JsonOpt
 from ...errors import InconsistentError, UsageError
 from ..output import console, escape, print_json, warn
@@ -20,7 +21,7 @@ def init(
     ctx: typer.Context,
     profile: Annotated[
         str | None,
-        typer.Option("--profile", help="Settings for a use: personal, team, research or agent (written to amem.toml).", show_default=False),
+        typer.Option("--profile", autocompletion=complete_profiles, help="Settings for a use: personal, team, research or agent (written to amem.toml).", show_default=False),
     ] = None,
     json_output: JsonOpt = False,
 ) -> None:
@@ -51,7 +52,9 @@ def init(
 @command("config")
 def config(
     ctx: typer.Context,
-    action: Annotated[str, typer.Argument(help="show: the settings in effect for this vault and run.")] = "show",
+    action: Annotated[
+        str, typer.Argument(autocompletion=complete_config_actions, help="show: the settings in effect for this vault and run.")
+    ] = "show",
     json_output: JsonOpt = False,
 ) -> None:
     """Show the settings in effect (defaults < user config < vault amem.toml < AMEM_* < flags)."""
