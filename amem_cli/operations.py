@@ -200,12 +200,10 @@ def _search(cx: Context, query: str, **options: Any) -> list:
 @operation("context")
 def context(cx: Context, query: str, max_tokens: int = 2000, limit: int = 10, tags: list[str] | None = None,
             boxes: list[str] | None = None, since: str | None = None, until: str | None = None) -> dict:
-    from .services.context import build_context, estimate_tokens, fit
+    from .services.context import context_of
 
     hits = _search(cx, query, limit=limit, tags=tags, boxes=boxes, since=since, until=until)
-    notes = fit((h.note for h in hits), max_tokens)
-    text = build_context(notes)
-    return {"query": query, "context": text, "tokens": estimate_tokens(text), "notes": [n.id for n in notes]}
+    return context_of(query, (h.note for h in hits), max_tokens)
 
 
 # -- bringing notes in --------------------------------------------------------------

@@ -59,6 +59,14 @@ def fit(notes: Iterable[Note], max_tokens: int | None = None) -> list[Note]:
     return chosen
 
 
+def context_of(query: str, notes: Iterable[Note], max_tokens: int | None = None) -> dict:
+    """What `amem context --json` prints: the block of the notes that fit, their ids and
+    its size."""
+    chosen = fit(notes, max_tokens)
+    text = build_context(chosen)
+    return {"query": query, "context": text, "tokens": estimate_tokens(text), "notes": [n.id for n in chosen]}
+
+
 def build_context(notes: Iterable[Note], max_tokens: int | None = None) -> str:
     """The preamble and the notes that fit, or "" when none does."""
     chosen = fit(notes, max_tokens)
