@@ -21,7 +21,7 @@ from amem_cli.ids import check_id, is_valid_id
 
 SCRIPTS = {
     "会议.md": ("会议", "Quarterly budget meeting with the finance team."),
-    "Заметка.md": ("Заметка", "Notes on the weather in Murmansk."),
+    "Заметка.md": ("Заметка", "Notes on the Murmansk weather report."),
     "Ιδέες.md": ("Ιδέες", "Ideas for the new harbour museum."),
     "नमस्ते दुनिया.md": ("नमस्ते-दुनिया", "Greetings from the Kathmandu office."),  # combining vowel signs
     unicodedata.normalize("NFD", "Café.md"): ("Café", "The espresso machine needs descaling."),  # as macOS names it
