@@ -15,6 +15,7 @@ from hostile_files import bad_files, odd_files
 
 from amem_cli.markdown import parse_note
 from amem_cli.services.notes import MAX_CONTENT_BYTES
+from amem_cli.text import is_stopword, words
 
 GOOD = {
     "good-1": "Zebras migrate across the Serengeti every year.",
@@ -83,7 +84,7 @@ def test_odd_but_valid_files_index_as_written(hostile_vault, run):
         assert note["content"] == odd.content, odd.name
         assert tuple(note["tags"]) == odd.tags, odd.name
         if odd.content.strip():
-            word = next(w for w in odd.content.split() if w.isalpha() and len(w) > 3)
+            word = next(w for w in words(odd.content) if w.isalpha() and len(w) > 3 and not is_stopword(w))
             hits = json.loads(run("search", word, "--mode", "keyword", "--json", "--limit", "50").stdout)
             assert odd.id in [h["id"] for h in hits], (odd.name, word)
 
