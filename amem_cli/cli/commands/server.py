@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ...errors import AmemError, VaultError
+from ...errors import VaultError
 from ..app import app, command, container
 from ..options import JsonOpt
 from ..output import console, escape, print_json, printable
@@ -35,7 +35,8 @@ def serve(
         raise VaultError(str(exc), hint="set XDG_RUNTIME_DIR to a folder only you can use, or use a shorter vault path") from None
     try:
         if call(c.vault.index_dir, {"op": "ping"}, timeout=2).get("ok"):
-            raise AmemError(f"a server already runs for {c.vault.root}", hint="`amem server stop` stops it")
+            # (the words and exit code of the daemon's own lock check, which a racing start meets instead)
+            raise VaultError("another amem server is serving this vault", hint="`amem server status` shows it")
     except (OSError, ValueError):
         pass  # nobody listening: ours to start
     Server(c.settings, idle_timeout=idle_timeout).run()
