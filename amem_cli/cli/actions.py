@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
-from .output import console, day_of, echo, escape, print_json, printable, snippet
+from .output import console, day_of, echo, escape, print_json, printable, snippet, tell_queued, wait_choice
 from .session import Session, read_stdin
 
 
@@ -53,17 +53,18 @@ def context(session: Session, query: str, max_tokens: int, limit: int, tag: list
 
 
 def add(session: Session, text: str | None, keyword: list[str] | None, tag: list[str] | None, context: str | None,
-        box: list[str] | None, meta: list[str] | None, created: str | None, after: str | None, defer: bool,
-        no_redact: bool, json_output: bool) -> None:
+        box: list[str] | None, meta: list[str] | None, created: str | None, after: str | None, wait: bool,
+        no_wait: bool, no_redact: bool, json_output: bool) -> None:
     metadata = _parse_meta(meta)
     note = session.call("add", {
         "content": _read_text(text), "keywords": keyword, "tags": tag, "context": context, "boxes": box, "metadata": metadata,
-        "created": created, "after": after, "defer": defer, "redact": not no_redact,
+        "created": created, "after": after, "wait": wait_choice(wait, no_wait), "redact": not no_redact,
     })
     if json_output:
         print_json(note)
     else:
         echo(printable(note["id"]))
+        tell_queued(note["queued"], session.served)
 
 
 def _parse_meta(items: list[str] | None) -> dict[str, str]:

@@ -58,7 +58,8 @@ COMMANDS = {
     "add": Command("add", (("text", False),), (
         Option("keyword", ("--keyword", "-k"), TEXTS), TAG, Option("context", ("--context",)), BOX,
         Option("meta", ("--meta", "-m"), TEXTS), Option("created", ("--created",)), Option("after", ("--after",)),
-        Option("defer", ("--defer",), FLAG, False), Option("no_redact", ("--no-redact",), FLAG, False), JSON)),
+        Option("wait", ("--wait",), FLAG, False), Option("no_wait", ("--no-wait", "--defer"), FLAG, False),
+        Option("no_redact", ("--no-redact",), FLAG, False), JSON)),
     "show": Command("show", (("note_id", True),), (JSON,)),
     "list": Command("list_", (), (TAG, BOX, SINCE, UNTIL, _limit(50), JSON)),
 }

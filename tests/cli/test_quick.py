@@ -54,7 +54,7 @@ RESULTS = {
     "search": [{"id": "n1", "created_at": "2024-05-08T13:56:00+00:00", "score": 0.5, "content": "Alice likes [bold] tea",
                 "context": "A drink.", "sources": {"semantic": {"rank": 1, "score": 0.5}}}],
     "context": {"context": "Memory:\n- Alice likes tea"},
-    "add": {"id": "n2", "content": "x"},
+    "add": {"id": "n2", "content": "x", "queued": 1},
     "show": {"id": "n1", "created_at": None, "keywords": ["tea"], "tags": [], "boxes": ["drinks"], "context": "",
              "links": ["n3"], "backlinks": [], "metadata": {"k": "v"}, "content": "Alice likes tea"},
     "list": [{"id": "n1", "created_at": "2024-05-08T13:56:00+00:00", "content": "Alice likes tea", "tags": ["drink"]}],
