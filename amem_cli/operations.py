@@ -242,7 +242,7 @@ def queue(cx: Context, limit: int | None = None) -> dict:
     """The queue's jobs in the order they are worked (`state`: queued, running or failed),
     and its `summary` (`JobQueue.summary`)."""
     q = cx.container.notes.pipeline.queue
-    running = {n for n, _ in cx.container.index.claims()} - {n for n, _ in q.expired()}
+    running = {n for n, _, _ in cx.container.index.claims()} - {n for n, _ in q.expired()}
     jobs = []
     for j in cx.container.index.jobs(limit):
         state = "running" if j["note_id"] in running else "failed" if j["failures"] else "queued"
