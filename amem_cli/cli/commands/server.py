@@ -8,9 +8,10 @@ from typing import Annotated
 import typer
 
 from ...errors import AmemError, VaultError
+from .. import actions
 from ..app import app, command, container, session
 from ..options import JsonOpt
-from ..output import console, escape, print_json, printable
+from ..output import console, printable
 
 server_app = typer.Typer(help="Look after the vault's warm background server.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(server_app, name="server")
@@ -42,35 +43,16 @@ def serve(
 
 
 def _root(ctx: typer.Context):
-    """The vault's folder, found as the client finds it: without building the services
-    (that costs ~0.4 s, most of `amem server status`)."""
-    from ...server.client import vault_dir
-
-    return vault_dir(session(ctx).flags)
+    return actions.vault_root(session(ctx))
 
 
 def _ask(ctx: typer.Context, op: str) -> dict | None:
-    from ...server.client import call
-
-    try:
-        return call(_root(ctx) / ".amem", {"op": op}, timeout=10)
-    except (OSError, ValueError):
-        return None
+    return actions.ask_server(session(ctx), op)
 
 
-@server_app.command("status")
+@command("status", action=actions.server_status, group=server_app)
 def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Whether the server runs, since when, its memory and queued work."""
-    info = _ask(ctx, "status")
-    if json_output:
-        print_json({"running": info is not None, **(info or {})})
-    elif info is None:
-        console.print(f"no server runs for {escape(str(_root(ctx)))}")
-    else:
-        console.print(
-            f"running: pid {info['pid']}, since {info['started']}, {info['requests']} requests, "
-            f"{info['queued']} queued, {info['rss_mb']} MB resident; stops after {info['idle_timeout']:.0f} s idle"
-        )
 
 
 @server_app.command("stop")
