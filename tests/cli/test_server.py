@@ -80,7 +80,7 @@ def test_add_starts_the_server_and_its_worker_completes_the_note(amem, vault):
     assert (vault / f"{note_id}.md").exists()  # acknowledged: the file is there
     status = _status(amem)
     assert status["running"] and status["pid"] != os.getpid()
-    # The worker builds, links and embeds it after the reply.
+    # Built at once (no model: nothing to queue); with a model the worker builds and links it after the reply.
     assert wait_until(lambda: _queued(vault) == 0)
     shown = json.loads(amem("show", note_id, "--json", check=True).stdout)
     assert shown["keywords"] and shown["context"]
