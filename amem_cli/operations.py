@@ -305,7 +305,8 @@ def vault_status(cx: Context) -> dict:
     """`status`: what `amem status --json` prints; the rest is for the human view."""
     c = cx.container
     st = c.indexer.status(vector_store=c.settings.chroma_url or "local")
-    return {"status": {**st.to_dict(), "queue": c.notes.pipeline.queue.summary()}, "read_only": c.vault.read_only, "index_dir": str(c.vault.index_dir)}
+    return {"status": {**st.to_dict(), "queue": c.notes.pipeline.queue.summary()}, "read_only": c.vault.read_only,
+            "index_dir": str(c.vault.index_dir)}
 
 
 @operation("doctor")

@@ -5,10 +5,10 @@ change a revision that `amem undo` can reverse)."""
 
 from __future__ import annotations
 
+import time
 from collections import ChainMap, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-import time
 from datetime import timedelta
 
 from ..errors import AmemError, ConflictError

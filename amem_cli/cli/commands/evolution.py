@@ -105,7 +105,7 @@ def process(
     ] = None,
     json_output: JsonOpt = False,
 ) -> None:
-    """Do the queued model work (build, link, evolve) now, here, with a progress bar."""
+    """Do the queued model work (build, link, evolve) now, with a progress bar."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     args = {"limit": limit, "seconds": None if until is None else seconds_until(until)}
