@@ -648,14 +648,18 @@ FTS_WEIGHTS = "1.0, 0.8, 0.5, 0.6, 0.5, 0.5"
 _SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
 
 
-def job_total(path: Path) -> int:
+def job_total(path: Path) -> int | None:
     """How many jobs the queue of the index at `path` holds, read on a connection of its
-    own: a server answers `amem server status` without waiting for its turn on the index."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+    own: a server answers `amem server status` without waiting for its turn on the index.
+    None when it cannot be read so."""
     try:
-        return conn.execute("SELECT count(*) FROM jobs").fetchone()[0]
-    finally:
-        conn.close()
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+        try:
+            return conn.execute("SELECT count(*) FROM jobs").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
 
 
 def speaker_of(note: Note) -> str | None:

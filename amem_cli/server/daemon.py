@@ -13,7 +13,6 @@ import json
 import os
 import socket
 import socketserver
-import sqlite3
 import sys
 import threading
 import time
@@ -252,11 +251,11 @@ class Server:
     # -- background ---------------------------------------------------------
     def _queued(self) -> int:
         """The jobs queued, read without waiting for the turn (a job in hand holds it)."""
-        try:
-            return job_total(self.container.index.path)
-        except sqlite3.Error:  # (the index being replaced, say): read on the turn
+        count = job_total(self.container.index.path)
+        if count is None:  # (the index being replaced, say): read on the turn
             with self.turn.held():
-                return len(self.container.index.queued(None))
+                count = len(self.container.index.queued(None))
+        return count
 
     def _watch_idle(self) -> None:
         while not self.stopping.wait(1.0):
