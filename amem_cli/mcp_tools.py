@@ -159,10 +159,11 @@ def build(c: Container, turn: Turn, wake: threading.Event, *, redact: bool = Tru
         """Remember something: store it as a new note. Returns at once with the note's id;
         the model then fills in what was left out and links it to related notes. Secrets
         (API keys, tokens, passwords) are stored as [REDACTED:kind]."""
-        note = c.notes.add(content, keywords=keywords, tags=tags, context=context, created_at=created_at, defer=True,
+        queue = c.notes.pipeline.has_model()  # with no model the deterministic methods do their part at once
+        note = c.notes.add(content, keywords=keywords, tags=tags, context=context, created_at=created_at, defer=queue,
                            redact=redact)
         wake.set()
-        return AddedNote(**note.to_dict(), pending=True)
+        return AddedNote(**note.to_dict(), pending=queue)
 
     @mcp.tool()
     @guarded

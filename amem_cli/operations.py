@@ -28,7 +28,6 @@ class Context:
     """What an operation needs besides its arguments."""
 
     container: Container
-    in_server: bool = False  # the warm server: an add stores the note and queues the model's work
     progress: Callable[[int, int | None], None] | None = None  # (done, total) of a long operation
     warnings: list[str] = field(default_factory=list)  # told to the user on stderr, after the fact
 
@@ -110,19 +109,27 @@ def _fits(value: Any, hint: Any) -> bool:
 @operation("add")
 def add(cx: Context, content: str, keywords: list[str] | None = None, tags: list[str] | None = None,
         context: str | None = None, boxes: list[str] | None = None, metadata: dict[str, str] | None = None,
-        created: str | None = None, after: str | None = None, defer: bool = False, redact: bool = True) -> dict:
+        created: str | None = None, after: str | None = None, wait: bool = False, redact: bool = True) -> dict:
+    """The note, and `queued`: 1 when its model work is queued, else 0."""
     from .redact import REDACTED
 
-    # In the warm server the note is stored and acknowledged at once; its worker then
-    # builds, links, evolves and embeds it (queued in the index: a crash loses nothing).
-    queue = cx.in_server
+    queue = queues(cx, wait)
     note = cx.container.notes.add(
         content, keywords=keywords, tags=tags, context=context, boxes=boxes, metadata=metadata or {}, created_at=created,
-        after=after, defer=defer or queue, embed=not queue, redact=redact,
+        after=after, defer=queue, redact=redact,
     )
     if redacted := note.metadata.get(REDACTED):
         cx.warnings.append(f"{redacted} secret{'s' if redacted != 1 else ''} redacted (--no-redact keeps them)")
-    return note.to_dict()
+    return {**note.to_dict(), "queued": int(queue)}
+
+
+def queues(cx: Context, wait: bool) -> bool:
+    """Whether a write queues the model's work (building, linking, evolving its notes)
+    rather than doing it before it returns: unless `wait`, when there is a model to do it
+    (with none, the deterministic methods do their part at once). Either way the notes
+    are stored, indexed and embedded before the write returns; the queue's work is done
+    by the warm server's worker, or by `amem process`."""
+    return not wait and cx.container.notes.pipeline.has_model()
 
 
 @operation("show")
@@ -210,35 +217,62 @@ def context(cx: Context, query: str, max_tokens: int = 2000, limit: int = 10, ta
 
 
 @operation("ingest")
-def ingest(cx: Context, transcripts: list[list[str]], redact: bool = True, defer: bool = False) -> list[dict]:
-    """`transcripts`: [name, text] pairs, read by the client. One report each, with its name."""
+def ingest(cx: Context, transcripts: list[list[str]], redact: bool = True, wait: bool = False) -> list[dict]:
+    """`transcripts`: [name, text] pairs, read by the client. One report each, with its
+    name and `queued`: how many of its notes' model work is queued (see `queues`)."""
     if any(len(t) != 2 for t in transcripts):
         raise UsageError("each transcript is a [name, text] pair")
-    ingester = cx.container.ingester
-    reports = [ingester.ingest(text, name, redact_secrets=redact, defer=defer) for name, text in transcripts]
-    return [{"name": r.name, **r.to_dict()} for r in reports]
+    ingester, queue = cx.container.ingester, queues(cx, wait)
+    reports = [ingester.ingest(text, name, redact_secrets=redact, defer=queue) for name, text in transcripts]
+    return [{"name": r.name, **r.to_dict(), "queued": len(r.ids) if queue else 0} for r in reports]
 
 
 @operation("import")
-def import_(cx: Context, path: str, defer: bool = False, batch: int = 256, redact: bool = True,
+def import_(cx: Context, path: str, wait: bool = False, batch: int = 256, redact: bool = True,
             stdin: str | None = None) -> dict:
-    """`path`: absolute, or '-' for `stdin` (the JSONL text the client read)."""
+    """`path`: absolute, or '-' for `stdin` (the JSONL text the client read). The report
+    has `queued`: how many notes' model work is queued (see `queues`)."""
     import io
 
     if path == "-" and stdin is None:
         raise UsageError("importing '-' needs the text of standard input")
+    queue = queues(cx, wait)
     report = cx.container.importer.import_path(
-        path, defer=defer, batch=batch, progress=cx.progress, redact=redact,
+        path, defer=queue, batch=batch, progress=cx.progress, redact=redact,
         stdin=io.StringIO(stdin) if path == "-" else None,
     )
-    return report.to_dict()
+    return {**report.to_dict(), "queued": len(report.ids) if queue else 0}
 
 
 @operation("process")
-def process(cx: Context, limit: int | None = None) -> dict:
+def process(cx: Context, limit: int | None = None, seconds: int | None = None) -> dict:
+    """Work the queue: at most `limit` jobs, none started after `seconds`."""
+    import time
+
     c = cx.container
-    done = c.notes.pipeline.process(limit, progress=cx.progress)
+    until = None if seconds is None else time.monotonic() + seconds
+    done = c.notes.pipeline.process(limit, progress=cx.progress, until=until)
     return {"processed": done, "queued": len(c.index.queued())}
+
+
+@operation("queue")
+def queue(cx: Context, limit: int | None = None) -> dict:
+    """The queue's jobs in the order they are worked (`state`: queued, running or failed),
+    and its `summary` (`JobQueue.summary`)."""
+    q = cx.container.notes.pipeline.queue
+    running = {n for n, _, _ in cx.container.index.claims()} - {n for n, _ in q.expired()}
+    jobs = []
+    for j in cx.container.index.jobs(limit):
+        state = "running" if j["note_id"] in running else "failed" if j["failures"] else "queued"
+        jobs.append({"id": j["note_id"], "state": state, "queued": j["queued"], "failures": j["failures"],
+                     "error": j["error"], "content": j["content"]})
+    return {"jobs": jobs, "summary": q.summary()}
+
+
+@operation("queue_cancel")
+def queue_cancel(cx: Context, ids: list[str] | None = None) -> dict:
+    """Drop the jobs of `ids` (None: all): see `Pipeline.cancel`."""
+    return cx.container.notes.pipeline.cancel(ids, progress=cx.progress)
 
 
 # -- the vault ----------------------------------------------------------------------
@@ -289,7 +323,8 @@ def vault_status(cx: Context) -> dict:
     """`status`: what `amem status --json` prints; the rest is for the human view."""
     c = cx.container
     st = c.indexer.status(vector_store=c.settings.chroma_url or "local")
-    return {"status": st.to_dict(), "read_only": c.vault.read_only, "index_dir": str(c.vault.index_dir)}
+    return {"status": {**st.to_dict(), "queue": c.notes.pipeline.queue.summary()}, "read_only": c.vault.read_only,
+            "index_dir": str(c.vault.index_dir)}
 
 
 @operation("doctor")

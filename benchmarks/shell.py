@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/shell.py                          # 1,000 and 10,000 notes
     .venv/bin/python benchmarks/shell.py --sizes 100000           # about 2 h on 2 cores
     .venv/bin/python benchmarks/shell.py --sizes 1000 --embedder fake   # a quick check
+    .venv/bin/python benchmarks/shell.py --sizes 1000 --ingest    # and the ingest row (minutes: the model)
 
 For each size N it writes N varied notes (the seeded generator of foundation.py) to a
 JSONL file and then runs the `amem` script in new processes, timing each whole command:
@@ -15,7 +16,13 @@ JSONL file and then runs the `amem` script in new processes, timing each whole c
 - `amem search` with the server warm: p50/p95 over --queries different queries;
 - `amem add` with the server warm: p50/p95 over --adds notes (the reply comes once the
   file is written and the work queued; the server's worker does the rest);
-- the server's resident memory after all that (`amem server status`).
+- the server's resident memory after all that (`amem server status`), and the time
+  `amem server status` takes (median of 5).
+
+With `--ingest`, once more: a session of --messages chat messages piped into `amem
+ingest` through the warm server with the bundled model (`--llm llama`): the seconds
+until the command returns (the notes stored and searchable, the model's work queued),
+and the seconds until the server's worker has done all of that work.
 
 `amem --help` is timed once (median of 5). The servers started are stopped at the end.
 Figures only; nothing is asserted.
@@ -85,8 +92,33 @@ def measure(n: int, base: Path, env: dict, queries: int, adds: int) -> dict:
     time.sleep(2)  # let the worker finish the adds: memory after the work
     _, res = run(vault, "server", "status", "--json", env=env)
     out["server_rss_mb"] = json.loads(res.stdout).get("rss_mb")
+    out["server_status"] = [run(vault, "server", "status", env=env)[0] for _ in range(5)]
     run(vault, "server", "stop", env=env)
     return out
+
+
+def session(messages: int) -> str:
+    """A chat of `messages` turns, as an agent's end-of-session hook pipes it in."""
+    topics = ["the Postgres migration", "the deploy pipeline", "the tea budget", "glacier speed", "the walrus census"]
+    return "\n\n".join(f"{'user' if i % 2 == 0 else 'assistant'}: message {i} is about {topics[i % len(topics)]}, "
+                        f"and what we decided about it on day {i}." for i in range(messages)) + "\n"
+
+
+def measure_ingest(base: Path, env: dict, messages: int) -> dict:
+    """`amem ingest` of a session through the warm server with the bundled model."""
+    vault = base / "vault-ingest"
+    vault.mkdir()
+    env = {**env, "AMEM_LLM": "llama"}
+    run(vault, "init", env=env)
+    run(vault, "search", "warm up", env=env)  # starts the server, which loads the model
+    returned, res = run(vault, "ingest", "--json", env=env, stdin=session(messages))
+    t0 = time.perf_counter() - returned
+    queued = json.loads(res.stdout)["queued"]
+    while json.loads(run(vault, "server", "status", "--json", env=env)[1].stdout)["queued"]:
+        time.sleep(0.5)
+    done = time.perf_counter() - t0
+    run(vault, "server", "stop", env=env)
+    return {"messages": messages, "notes": queued, "returned_s": returned, "done_s": done}
 
 
 def main() -> None:
@@ -96,6 +128,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=30, help="warm searches per size (default 30)")
     ap.add_argument("--adds", type=int, default=20, help="warm adds per size (default 20)")
     ap.add_argument("--dir", help="work here (kept) instead of a temp folder (removed)")
+    ap.add_argument("--ingest", action="store_true",
+                    help="also time `amem ingest` of a session with the bundled model (minutes of model work)")
+    ap.add_argument("--messages", type=int, default=40, help="messages in the ingested session (default 40)")
     args = ap.parse_args()
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("AMEM_")}
@@ -116,7 +151,7 @@ def main() -> None:
     print(f"`amem --help`: median {statistics.median(helps) * 1000:.0f} ms of 5")
     ms = lambda xs, q: f"{percentile(xs, q) * 1000:.0f}"  # noqa: E731
     header = ("notes", "import notes/s", "import s", ".amem B/note", "reindex s", "cold search ms (median)",
-              "warm search p50/p95 ms", "add p50/p95 ms", "server RSS MB")
+              "warm search p50/p95 ms", "add p50/p95 ms", "server RSS MB", "server status ms (median)")
     print(" | ".join(header))
     print(" | ".join("---" for _ in header), flush=True)
     try:
@@ -127,7 +162,13 @@ def main() -> None:
                 f"{r['reindex_s']:.1f}", f"{statistics.median(r['cold_search']) * 1000:.0f}",
                 f"{ms(r['warm_search'], 0.5)} / {ms(r['warm_search'], 0.95)}",
                 f"{ms(r['warm_add'], 0.5)} / {ms(r['warm_add'], 0.95)}", f"{r['server_rss_mb']}",
+                f"{statistics.median(r['server_status']) * 1000:.0f}",
             ]), flush=True)
+        if args.ingest:
+            r = measure_ingest(base, env, args.messages)
+            print(f"\n`amem ingest` of a {r['messages']}-message session (bundled model, warm server): returned in "
+                  f"{r['returned_s']:.2f} s with {r['notes']} notes' model work queued; all of it done after "
+                  f"{r['done_s']:.0f} s", flush=True)
     finally:
         if not args.dir:
             shutil.rmtree(base, ignore_errors=True)

@@ -68,10 +68,12 @@ def root(
     ctx.call_on_close(ctx.obj.close)
 
 
-def command(name: str | None = None, *, action: Callable[..., Any] | None = None, **kwargs: Any) -> Callable:
-    """Register a command and put it behind the error boundary (`session.run_guarded`).
-    With `action` the function only declares the command's options, and `action(session,
-    **options)` does the work (the everyday commands: `quick` runs them without Typer)."""
+def command(name: str | None = None, *, action: Callable[..., Any] | None = None, group: typer.Typer | None = None,
+            **kwargs: Any) -> Callable:
+    """Register a command (in `group`, else at the top) and put it behind the error
+    boundary (`session.run_guarded`). With `action` the function only declares the
+    command's options, and `action(session, **options)` does the work (the everyday
+    commands: `quick` runs them without Typer)."""
 
     def register(fn: Callable) -> Callable:
         @functools.wraps(fn)
@@ -87,7 +89,7 @@ def command(name: str | None = None, *, action: Callable[..., Any] | None = None
             if code:
                 raise typer.Exit(code)
 
-        app.command(name, **kwargs)(wrapper)
+        (group or app).command(name, **kwargs)(wrapper)
         return fn
 
     return register
@@ -120,6 +122,7 @@ from .commands import importer as _importer  # noqa: E402,F401
 from .commands import ingest as _ingest  # noqa: E402,F401
 from .commands import mcp as _mcp  # noqa: E402,F401
 from .commands import notes as _notes  # noqa: E402,F401
+from .commands import queue as _queue  # noqa: E402,F401
 from .commands import search as _search  # noqa: E402,F401
 from .commands import server as _server  # noqa: E402,F401
 from .commands import vault as _vault  # noqa: E402,F401

@@ -20,6 +20,18 @@ NoRedactOpt = Annotated[
     bool, typer.Option("--no-redact", help="Keep API keys, tokens, private keys and passwords as they are (default: redacted).")
 ]
 
+# The write path never waits on the model unless asked: `--wait` does its work before the
+# command returns; `--no-wait` (the default; `--defer`, its old name) queues it.
+WaitOpt = Annotated[
+    bool, typer.Option("--wait", help="Do the model's work (build, link, evolve) before returning.")
+]
+NoWaitOpt = Annotated[
+    bool,
+    typer.Option("--no-wait", "--defer",
+                 help="Return once stored and searchable; queue the model's work (the default; --defer: its old name)."),
+]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before a large input.")]
+
 
 def local_path(value: str) -> Path:
     """A path given on the command line (the `parser` of path parameters): Typer's own

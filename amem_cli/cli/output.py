@@ -107,6 +107,46 @@ def fail(message: str, hint: str | None, *, as_json: bool) -> None:
         err_console.print(f"[dim]Hint: {escape(hint)}[/]")
 
 
+def tell_queued(queued: int, served: bool) -> None:
+    """One line on stderr: how much model work a write queued, and what will do it."""
+    if not queued:
+        return
+    what = f"the model's work on {queued} note{'' if queued == 1 else 's'}"
+    doer = ("the background server does it" if served
+            else "`amem process` does it (or the background server, once one runs)")
+    err_console.print(f"[dim]queued {what}: {doer}; `amem queue` shows it[/]")
+
+
+def queue_line(q: dict) -> str:
+    """`amem queue`'s and `amem status`'s line (`q`: `JobQueue.summary`): jobs by state, and the time left."""
+    if not (q["queued"] or q["running"]):
+        return "queue: empty"
+    parts = [f"{q['queued']} queued", f"{q['running']} running"]
+    if q["failed"]:
+        parts.append(f"{q['failed']} failed (tried again after the others)")
+    left = q["seconds_left"]
+    eta = (f"about {duration(left)} left at {q['seconds_per_job']:.1f} s a note" if left is not None
+           else "no rate measured yet")
+    return f"queue: {', '.join(parts)}; {eta}"
+
+
+def duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def wait_choice(wait: bool, no_wait: bool) -> bool:
+    """Whether a write waits for the model (`--wait`); giving both flags is a usage error."""
+    if wait and no_wait:
+        from ..errors import UsageError
+
+        raise UsageError("--wait and --no-wait (or --defer) contradict each other", hint="give one of them")
+    return wait
+
+
 def warn(message: str) -> None:
     err_console.print(f"[yellow]Warning:[/] {escape(message)}")
 

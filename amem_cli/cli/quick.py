@@ -1,7 +1,7 @@
 """The everyday commands read without Typer.
 
 Importing Typer and building its app takes ~60 ms, more than a warm server takes to
-answer a search. So `search`, `context`, `add`, `show` and `list` are read here, from a
+answer a search. So `search`, `context`, `add`, `show`, `list` (and `server status`) are read here, from a
 table of their options, and run (`actions`) in the same session and behind the same
 error boundary as through Typer. Anything this reader does not know for sure (`--help`,
 an option it does not know, a value it cannot take, a missing argument) goes to Typer,
@@ -58,9 +58,11 @@ COMMANDS = {
     "add": Command("add", (("text", False),), (
         Option("keyword", ("--keyword", "-k"), TEXTS), TAG, Option("context", ("--context",)), BOX,
         Option("meta", ("--meta", "-m"), TEXTS), Option("created", ("--created",)), Option("after", ("--after",)),
-        Option("defer", ("--defer",), FLAG, False), Option("no_redact", ("--no-redact",), FLAG, False), JSON)),
+        Option("wait", ("--wait",), FLAG, False), Option("no_wait", ("--no-wait", "--defer"), FLAG, False),
+        Option("no_redact", ("--no-redact",), FLAG, False), JSON)),
     "show": Command("show", (("note_id", True),), (JSON,)),
     "list": Command("list_", (), (TAG, BOX, SINCE, UNTIL, _limit(50), JSON)),
+    "server status": Command("server_status", (), (JSON,)),  # asked often, and wanted at once
 }
 
 
@@ -72,10 +74,12 @@ def parse(argv: list[str]) -> tuple[dict[str, Any], str, dict[str, Any]]:
     """`amem [GLOBAL OPTIONS] COMMAND [ARGS]` -> (global options, command, its parameters),
     each parameter given or its default, as Typer would pass them. Unsure otherwise."""
     flags, rest = _read(argv, GLOBAL, (), interspersed=False)
-    if not rest or rest[0] not in COMMANDS:
+    words = 2 if rest[:1] == ["server"] else 1  # a command of a group: `server status`
+    name = " ".join(rest[:words])
+    if len(rest) < words or name not in COMMANDS:
         raise Unsure
-    command = COMMANDS[rest[0]]
-    params, arguments = _read(rest[1:], command.options, command.arguments, interspersed=True)
+    command = COMMANDS[name]
+    params, arguments = _read(rest[words:], command.options, command.arguments, interspersed=True)
     if arguments:
         raise Unsure  # more arguments than the command takes
     return flags, command.action, params

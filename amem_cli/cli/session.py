@@ -22,6 +22,7 @@ class Session:
     def __init__(self, flags: dict[str, Any]):
         self.flags = flags  # GLOBAL_OPTIONS -> the value given, or None / False
         self._container = None
+        self.served = False  # the last `call` was done by the warm server
 
     def settings(self, notices: list[str] | None = None):
         """The settings for this run (flags win); see `load_settings` for `notices`."""
@@ -47,6 +48,7 @@ class Session:
         warm server when there is one to do it, else in this process. Its warnings are told
         on stderr; its failure is raised as the AmemError it was."""
         reply = None
+        self.served = False
         if not self.flags.get("no_server"):
             from ..server.client import ask
             from ..server.protocol import FLAGS
@@ -61,6 +63,7 @@ class Session:
             finally:
                 for warning in cx.warnings:
                     warn(warning)
+        self.served = True
         for warning in reply.get("warnings") or []:
             warn(warning)
         if "error" in reply:

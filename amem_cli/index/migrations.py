@@ -149,3 +149,19 @@ def m008_link_names(db):
 
     for row in db.execute(f"SELECT path, {NOTE_COLS} FROM notes").fetchall():
         index_links(db, note_from_row(row[1:]), row[0])
+
+
+@migrations()
+def m009_job_failures_and_times(db):
+    # The queue says what went wrong and how long its work takes: a job whose model work
+    # failed keeps its count of failures and the last error (`amem queue` shows them, and a
+    # failing job goes behind the others); `job_times` keeps how long the last jobs took,
+    # for `amem status` to estimate the time the queue has left.
+    db.executescript(
+        """
+        ALTER TABLE jobs ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE jobs ADD COLUMN error TEXT;
+        CREATE TABLE IF NOT EXISTS job_times (seq INTEGER PRIMARY KEY AUTOINCREMENT, finished REAL NOT NULL,
+                                              seconds REAL NOT NULL);
+        """
+    )

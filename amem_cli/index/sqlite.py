@@ -22,6 +22,8 @@ from ..vault import FileStat, content_hash
 from ..timeutil import day, to_datetime, utc_key
 from .migrations import migrations
 
+JOB_TIMES = 100  # how many jobs' times are kept
+
 
 @dataclass(frozen=True)
 class NoteFilter:
@@ -550,13 +552,15 @@ class SqliteIndex:
         sql = "SELECT note_id FROM jobs ORDER BY seq" + (" LIMIT ?" if limit else "")
         return [r[0] for r in self.db.execute(sql, [limit] if limit else [])]
 
-    def claim_job(self, holder: str, now: float, lease: float) -> str | None:
+    def claim_job(self, holder: str, now: float, lease: float, note_id: str | None = None) -> str | None:
         """Give the oldest job nobody holds (or whose lease ran out) to `holder`, in one
-        statement, so two workers never get the same job."""
+        statement, so two workers never get the same job; jobs that failed go after
+        those that did not. `note_id`: that note's job only."""
+        which = "note_id = ? AND " if note_id is not None else ""
         rows = self.db.execute(
             "UPDATE jobs SET claimed_by = ?, lease_until = ? WHERE seq = (SELECT seq FROM jobs "
-            "WHERE claimed_by IS NULL OR lease_until < ? ORDER BY seq LIMIT 1) RETURNING note_id",
-            [holder, now + lease, now],
+            f"WHERE {which}(claimed_by IS NULL OR lease_until < ?) ORDER BY failures, seq LIMIT 1) RETURNING note_id",
+            [holder, now + lease, *([note_id] if note_id is not None else []), now],
         ).fetchall()
         return rows[0][0] if rows else None
 
@@ -569,8 +573,35 @@ class SqliteIndex:
         self.db.execute("UPDATE jobs SET claimed_by = NULL, lease_until = NULL WHERE note_id = ? AND claimed_by = ?",
                         [note_id, holder])
 
-    def done(self, note_id: str) -> None:
+    def fail_job(self, note_id: str, holder: str, error: str) -> None:
+        """Give a job back undone, counting the failure and keeping its error."""
+        self.db.execute("UPDATE jobs SET claimed_by = NULL, lease_until = NULL, failures = failures + 1, error = ? "
+                        "WHERE note_id = ? AND claimed_by = ?", [error, note_id, holder])
+
+    def done(self, note_id: str, seconds: float | None = None, now: float | None = None) -> None:
+        """The job leaves the queue; `seconds`: how long its work took (kept for the last
+        JOB_TIMES jobs, to estimate the time the queue has left)."""
         self.db.execute("DELETE FROM jobs WHERE note_id = ?", [note_id])
+        if seconds is not None:
+            self.db.execute("INSERT INTO job_times(finished, seconds) VALUES (?, ?)", [now or 0.0, seconds])
+            self.db.execute("DELETE FROM job_times WHERE seq <= (SELECT max(seq) FROM job_times) - ?", [JOB_TIMES])
+
+    def job_seconds(self) -> list[float]:
+        """How long the last jobs took, oldest first."""
+        return [r[0] for r in self.db.execute("SELECT seconds FROM job_times ORDER BY seq")]
+
+    def jobs(self, limit: int | None = None) -> list[dict]:
+        """The queue in the order its jobs are claimed, each with the first words of its note."""
+        sql = ("SELECT j.note_id, j.queued, j.claimed_by, j.lease_until, j.failures, j.error, substr(n.content, 1, 200) "
+               "FROM jobs j LEFT JOIN notes n ON n.id = j.note_id ORDER BY j.failures, j.seq" + (" LIMIT ?" if limit else ""))
+        keys = ("note_id", "queued", "claimed_by", "lease_until", "failures", "error", "content")
+        return [dict(zip(keys, r)) for r in self.db.execute(sql, [limit] if limit else [])]
+
+    def job_counts(self) -> tuple[int, int, int]:
+        """(jobs, jobs claimed, jobs that failed and are not claimed)."""
+        row = self.db.execute("SELECT count(*), count(claimed_by), coalesce(sum(failures > 0 AND claimed_by IS NULL), 0) "
+                              "FROM jobs").fetchone()
+        return tuple(row)
 
     def duplicate_jobs(self) -> list[tuple[str, int]]:
         """(note id, how many times) of each note queued more than once (never, normally)."""
@@ -615,6 +646,20 @@ FTS_WEIGHTS = "1.0, 0.8, 0.5, 0.6, 0.5, 0.5"
 
 # "Name: text" or "First Last: text" at the start of a note: who said it.
 _SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
+
+
+def job_total(path: Path) -> int | None:
+    """How many jobs the queue of the index at `path` holds, read on a connection of its
+    own: a server answers `amem server status` without waiting for its turn on the index.
+    None when it cannot be read so."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+        try:
+            return conn.execute("SELECT count(*) FROM jobs").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
 
 
 def speaker_of(note: Note) -> str | None:

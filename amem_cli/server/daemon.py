@@ -22,6 +22,7 @@ from .. import operations
 from ..config import Settings
 from ..container import Container
 from ..errors import AmemError, UsageError, VaultError
+from ..index.sqlite import job_total
 from .client import settings_for, settings_key, socket_path
 from .protocol import MAX_REQUEST, READ_TIMEOUT, check_settings, error_reply, progress_event
 from .worker import PausingLLM, QueueWorker, Turn
@@ -213,7 +214,7 @@ class Server:
                 return {"retry": "stopping"}  # the client does it in its own process
             self._running += 1
         try:
-            cx = operations.Context(self.container, in_server=True, warnings=notices,
+            cx = operations.Context(self.container, warnings=notices,
                                     progress=lambda done, total: send(progress_event(done, total)))
             with self.turn.held():
                 self.requests += 1
@@ -249,8 +250,12 @@ class Server:
 
     # -- background ---------------------------------------------------------
     def _queued(self) -> int:
-        with self.turn.held():
-            return len(self.container.index.queued(None))
+        """The jobs queued, read without waiting for the turn (a job in hand holds it)."""
+        count = job_total(self.container.index.path)
+        if count is None:  # (the index being replaced, say): read on the turn
+            with self.turn.held():
+                count = len(self.container.index.queued(None))
+        return count
 
     def _watch_idle(self) -> None:
         while not self.stopping.wait(1.0):

@@ -19,6 +19,10 @@ QUEUED = "amem_queued"
 # is no longer running loses its jobs at once; the lease is for the rest.
 LEASE_SECONDS = 600.0
 
+# The rate of the queue is measured over this many of the last jobs done: enough to even
+# out a long note, few enough to follow a change of model.
+RATE_JOBS = 20
+
 
 def holder_id() -> str:
     """Who claims: this host, process and thread (threads of one server share a pid)."""
@@ -53,18 +57,35 @@ class JobQueue:
         now = time.time()
         return [(n, h) for n, h, until in self.index.claims() if (until or 0) < now or holder_gone(h)]
 
-    def claim(self) -> str | None:
-        """The next job for this thread, or None when none is free."""
+    def claim(self, note_id: str | None = None) -> str | None:
+        """The next job for this thread (`note_id`: that note's), or None when none is free."""
         with self.index.transaction():
-            for note_id, holder in self.expired():
-                self.index.release_job(note_id, holder)
-            return self.index.claim_job(holder_id(), time.time(), LEASE_SECONDS)
+            for expired_id, holder in self.expired():
+                self.index.release_job(expired_id, holder)
+            return self.index.claim_job(holder_id(), time.time(), LEASE_SECONDS, note_id)
 
-    def release(self, note_id: str) -> None:
-        """Give a job back undone (it failed): the next worker tries again."""
+    def release(self, note_id: str, error: str | None = None) -> None:
+        """Give a job back undone: the next worker tries again. `error`: it failed (counted:
+        it goes behind the jobs that have not); None: it was interrupted."""
         with self.index.transaction():
-            self.index.release_job(note_id, holder_id())
+            if error is None:
+                self.index.release_job(note_id, holder_id())
+            else:
+                self.index.fail_job(note_id, holder_id(), error)
 
-    def finish(self, note_id: str) -> None:
+    def finish(self, note_id: str, seconds: float | None = None) -> None:
+        """The job is done (`seconds`: the time its model work took; None: no model worked)."""
         with self.index.transaction():
-            self.index.done(note_id)
+            self.index.done(note_id, seconds, time.time())
+
+    def summary(self) -> dict:
+        """The queue in numbers: jobs waiting, running, failed (and waiting to be tried
+        again), the seconds a job takes at the rate measured (the mean of the last jobs)
+        and the seconds all of them would take one after another."""
+        total, claimed, failed = self.index.job_counts()
+        running = claimed - len(self.expired()) if claimed else 0
+        times = self.index.job_seconds()[-RATE_JOBS:]
+        per_job = sum(times) / len(times) if times else None
+        return {"queued": total - running, "running": running, "failed": failed,
+                "seconds_per_job": None if per_job is None else round(per_job, 2),
+                "seconds_left": None if per_job is None else round(per_job * total)}

@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import ConflictError, UsageError
 from ..ids import check_id, new_id
 from ..markdown import normalise_text, parse_note, render_note, str_list
 from ..models import Note
@@ -149,9 +149,19 @@ class NoteService:
         if embed:
             self.indexer.flush_vectors()
             if not defer:
-                self.pipeline.connect(notes)
+                self._connect(notes)
                 notes = [self.index.get(n.id) or n for n in notes]  # with their new links
         return notes
+
+    def _connect(self, notes: list[Note]) -> None:
+        """Link the stored notes. When a person keeps saving a note they would link to, the
+        linking is queued instead (the worker tries again later): the notes are stored, so
+        the write must not fail, or be run again and add them twice."""
+        try:
+            self.pipeline.connect(notes)
+        except ConflictError:
+            with self.index.transaction():
+                self.index.enqueue([n.id for n in notes], now().isoformat())
 
     def _check_new(self, note: Note) -> str:
         """The path for a new note, after checking nothing is in its way."""

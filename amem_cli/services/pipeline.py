@@ -5,6 +5,7 @@ change a revision that `amem undo` can reverse)."""
 
 from __future__ import annotations
 
+import time
 from collections import ChainMap, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -133,28 +134,60 @@ class Pipeline:
         return ChainMap(found, recent)
 
     # -- deferred work ----------------------------------------------------
-    def process(self, limit: int | None = None, progress: Callable[[int, int], None] | None = None) -> list[str]:
+    def process(self, limit: int | None = None, progress: Callable[[int, int], None] | None = None, *,
+                until: float | None = None) -> list[str]:
         """Work the queue of deferred notes in order: build what is missing, link, evolve.
         Each job is claimed first, so no other worker does it too, and leaves the queue
-        only once done: a killed worker's job goes to the next one."""
+        only once done: a killed worker's job goes to the next one. `until`: no job is
+        started after this `time.monotonic()`."""
         total = len(self.index.queued(limit))
         done: list[str] = []
-        while limit is None or len(done) < limit:
+        while (limit is None or len(done) < limit) and (until is None or time.monotonic() < until):
             note_id = self.queue.claim()
             if note_id is None:
                 break
-            try:
-                note = self.index.get(note_id)
-                if note is not None:
-                    self._complete(note)
-            except BaseException:
-                self.queue.release(note_id)
-                raise
-            self.queue.finish(note_id)
+            started = time.monotonic()
+            self._do_job(note_id)
+            # Timed only when a model worked: the rate `amem status` estimates from is the model's.
+            self.queue.finish(note_id, time.monotonic() - started if self.has_model() else None)
             done.append(note_id)
             if progress:
                 progress(len(done), max(total, len(done)))
         return done
+
+    def cancel(self, ids: list[str] | None = None, progress: Callable[[int, int], None] | None = None) -> dict:
+        """Drop queued jobs (`ids`, else all): their notes get at once what amem derives
+        without the model (keywords, tags, context, boxes, links by similarity) and stop
+        saying their work is owed. A job a worker holds is left to it (`running`); an id
+        with no job is `not_queued`."""
+        plain = Pipeline(self.writer, lambda: None, self.settings)
+        queued = self.index.queued()
+        targets = queued if ids is None else list(dict.fromkeys(ids))
+        waiting = set(queued)
+        report: dict[str, list[str]] = {"cancelled": [], "running": [], "not_queued": []}
+        for note_id in targets:
+            if self.queue.claim(note_id) is None:
+                report["running" if note_id in waiting else "not_queued"].append(note_id)
+                continue
+            plain._do_job(note_id)
+            self.queue.finish(note_id)
+            report["cancelled"].append(note_id)
+            if progress:
+                progress(len(report["cancelled"]), len(targets))
+        return report
+
+    def _do_job(self, note_id: str) -> None:
+        """The work on a claimed job's note; a failure gives the job back, counted."""
+        try:
+            note = self.index.get(note_id)
+            if note is not None:
+                self._complete(note)
+        except Exception as exc:
+            self.queue.release(note_id, f"{type(exc).__name__}: {exc}")
+            raise
+        except BaseException:  # interrupted: not the job's fault
+            self.queue.release(note_id, None)
+            raise
 
     def _complete(self, stored: Note) -> None:
         """Build what is missing, and what the deterministic method holds in the model's
@@ -190,7 +223,7 @@ class Pipeline:
                 if (note := current.get(before.id)) is not None and note.derived and note.extra.get("pinned") is not True]
         if not todo or self.vault.read_only:  # (a read-only vault: amem may not write there)
             return
-        embedder, boxes, model = self.indexer.embedder(), dict(self.index.boxes()), self._has_model()
+        embedder, boxes, model = self.indexer.embedder(), dict(self.index.boxes()), self.has_model()
         for before, note in todo:
             queued_at = now().isoformat()
 
@@ -209,7 +242,7 @@ class Pipeline:
                 with self.index.transaction():
                     self.index.enqueue([note.id], new.metadata[QUEUED])
 
-    def _has_model(self) -> bool:
+    def has_model(self) -> bool:
         """Whether a model is configured and can be found (else there is no model work to queue)."""
         try:
             return self.llm is not None

@@ -143,12 +143,12 @@ def test_reimport_adds_nothing_and_new_lines_continue_the_sequence(run, vault, t
     assert by_source["log.jsonl#L4"].previous == by_source["log.jsonl#L3"].id
 
 
-def test_defer_then_process(run, vault, tmp_path):
+def test_model_work_is_queued_then_processed(run, vault, tmp_path):
     path = jsonl(tmp_path / "later.jsonl", {"content": "Deferred tea notes about Alice"},
                  {"content": "Deferred coffee notes about Bob"})
-    res = run("import", path, "--defer")
+    res = run("--llm", "fake", "import", path)  # a model: its work is queued (`--no-wait`, the default)
     assert res.exit_code == 0, res.output
-    assert "amem process" in res.stdout
+    assert "queued the model's work on 2 notes" in res.stderr and "amem process" in res.stderr
     assert all(not n.keywords and not n.boxes for n in notes_by_source(vault).values())
     assert index_rows(vault, "SELECT count(*) FROM jobs") == [(2,)]
     res = run("process", "--json")
@@ -212,3 +212,18 @@ def test_a_day_first_export_imports_and_an_unreadable_date_is_one_line(run, vaul
     assert f"{src}:3: the date '05/01/2024 10:00' could be" in res.stderr
     days = sorted(row[0][:10] for row in index_rows(vault, "SELECT created FROM notes"))
     assert days == ["2023-12-29", "2023-12-29"]
+
+
+def test_no_model_queues_nothing_and_wait_does_the_work_before_returning(run, vault, tmp_path):
+    res = run("--llm", "none", "import", jsonl(tmp_path / "a.jsonl", {"content": "Tea notes about Alice"}), "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["queued"] == 0 and "queued" not in res.stderr
+    res = run("--llm", "fake", "import", jsonl(tmp_path / "b.jsonl", {"content": "Coffee notes about Bob"}), "--wait", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["queued"] == 0
+    assert index_rows(vault, "SELECT count(*) FROM jobs") == [(0,)]
+    assert all(n.keywords and n.boxes for n in notes_by_source(vault).values())
+    res = run("--llm", "fake", "import", jsonl(tmp_path / "c.jsonl", {"content": "Cocoa"}), "--defer", "--json")
+    assert json.loads(res.stdout)["queued"] == 1  # --defer: the old name of --no-wait
+    res = run("import", str(tmp_path / "c.jsonl"), "--wait", "--no-wait")
+    assert res.exit_code == 2 and "contradict" in res.stderr

@@ -76,6 +76,8 @@ def test_every_operation_round_trips_through_the_socket(served, tmp_path):
         "history": ({"id": note_id}, lambda r: r == []),
         "evolve": ({"id": note_id, "dry_run": True}, lambda r: r["note"] == note_id and r["dry_run"] is True),
         "process": ({}, lambda r: "processed" in r and "queued" in r),
+        "queue": ({}, lambda r: r["jobs"] == [] and r["summary"]["queued"] == 0),
+        "queue_cancel": ({}, lambda r: r == {"cancelled": [], "running": [], "not_queued": []}),
         "stats": ({}, lambda r: r["notes"] == 1),
         "graph": ({"format": "json"}, lambda r: r["nodes"] == 1 and json.loads(r["text"])),
         "vault_status": ({}, lambda r: r["status"]["notes"] == 1 and r["read_only"] is False),

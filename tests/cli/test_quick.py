@@ -39,7 +39,9 @@ def _spec_options(options) -> set[tuple]:
 
 @pytest.mark.parametrize("name", sorted(quick.COMMANDS))
 def test_the_table_is_the_typer_declaration(name):
-    command, spec = ROOT.commands[name], quick.COMMANDS[name]
+    command, spec = ROOT, quick.COMMANDS[name]
+    for word in name.split():  # `server status`: a command of a group
+        command = command.commands[word]
     assert _spec_options(spec.options) == _options(command.params)
     assert spec.arguments == tuple((p.name, p.required) for p in command.params if p.param_type_name == "argument")
     assert not any(p.secondary_opts or p.envvar or p.nargs != 1 for p in command.params)  # what the reader cannot read
@@ -54,7 +56,7 @@ RESULTS = {
     "search": [{"id": "n1", "created_at": "2024-05-08T13:56:00+00:00", "score": 0.5, "content": "Alice likes [bold] tea",
                 "context": "A drink.", "sources": {"semantic": {"rank": 1, "score": 0.5}}}],
     "context": {"context": "Memory:\n- Alice likes tea"},
-    "add": {"id": "n2", "content": "x"},
+    "add": {"id": "n2", "content": "x", "queued": 1},
     "show": {"id": "n1", "created_at": None, "keywords": ["tea"], "tags": [], "boxes": ["drinks"], "context": "",
              "links": ["n3"], "backlinks": [], "metadata": {"k": "v"}, "content": "Alice likes tea"},
     "list": [{"id": "n1", "created_at": "2024-05-08T13:56:00+00:00", "content": "Alice likes tea", "tags": ["drink"]}],
@@ -68,6 +70,8 @@ SAME = [
     ["--dir", "/somewhere", "--llm", "none", "--embedder", "fake", "--no-server", "search", "q", "--box", "x"],
     ["-d", "/v", "--model", "/m.gguf", "--llm-url", "http://h/v1", "search", "--", "-q"],
     ["context", "what now", "--max-tokens", "50", "-t", "x"],
+    ["-d", "/nowhere/vault", "server", "status"],  # asks the socket, not an operation: no server there
+    ["-d", "/nowhere/vault", "server", "status", "--json"],
     ["context", "what now", "--json"],
     ["add", "some text", "-k", "a", "--keyword", "b", "--meta", "k=v", "--defer", "--no-redact", "--created", "2024-01-02"],
     ["add", "--context", "C.", "-b", "inbox", "--after", "n1", "--json", "--", "-dash text"],
@@ -106,7 +110,7 @@ def test_both_readers_make_the_same_call_and_print_the_same(argv, calls, capsys)
     [], ["search"], ["search", "q", "--nope"], ["search", "q", "-n", "0"], ["search", "q", "-n", "x"], ["search", "q", "-n"],
     ["search", "a", "b"], ["search", "q", "--json=1"], ["context", "q", "--max-tokens", "0"], ["show"],
     ["--help"], ["-h"], ["search", "--help"], ["--version"], ["--bad", "search", "q"], ["stats"], ["searc", "q"],
-    ["search", "-5"], ["list", "extra"],
+    ["search", "-5"], ["list", "extra"], ["server"], ["server", "stop"], ["server", "status", "x"],
 ], ids=" ".join)
 def test_what_it_is_not_sure_of_goes_to_typer(argv, calls):
     with pytest.raises(quick.Unsure):

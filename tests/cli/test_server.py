@@ -80,7 +80,7 @@ def test_add_starts_the_server_and_its_worker_completes_the_note(amem, vault):
     assert (vault / f"{note_id}.md").exists()  # acknowledged: the file is there
     status = _status(amem)
     assert status["running"] and status["pid"] != os.getpid()
-    # The worker builds, links and embeds it after the reply.
+    # Built at once (no model: nothing to queue); with a model the worker builds and links it after the reply.
     assert wait_until(lambda: _queued(vault) == 0)
     shown = json.loads(amem("show", note_id, "--json", check=True).stdout)
     assert shown["keywords"] and shown["context"]
@@ -126,6 +126,9 @@ def test_no_server_and_other_settings_work_in_process(amem, vault):
 
 
 def test_queued_work_of_a_killed_server_is_done_by_the_next(amem, vault):
+    def amem(*args, _amem=amem, **kw):  # with a model: without one no work is queued
+        return _amem(*args, env={"AMEM_LLM": "fake"}, **kw)
+
     ids = [amem("--no-server", "add", "--defer", f"note {i} about glaciers", check=True).stdout.strip() for i in range(3)]
     assert _queued(vault) == 3
     amem("search", "glaciers", check=True)  # starts a server, whose worker resumes the queue

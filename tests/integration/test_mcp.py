@@ -36,7 +36,8 @@ def test_mcp_over_stdio(vault, tmp_path, amem_cmd):
                 tea = await s.call_tool("add_memory", {"content": "Alice prefers tea over coffee.", "tags": ["people"]})
                 assert not tea.is_error
                 tea = tea.structured_content
-                assert tea["tags"] == ["people"] and tea["pending"] is True
+                assert tea["tags"] == ["people"] and tea["pending"] is False  # no model: no work queued
+                assert tea["keywords"] and tea["boxes"]  # the deterministic methods' fields, at once
                 deploy = await s.call_tool(
                     "add_memory", {"content": "The deploy key lives in the team vault.", "keywords": ["deploy key"]}
                 )
@@ -56,7 +57,7 @@ def test_mcp_over_stdio(vault, tmp_path, amem_cmd):
                 context = await s.call_tool("build_context", {"query": "Alice tea", "max_tokens": 500})
                 assert f"[{tea['id']}]" in context.content[0].text
 
-                # The background worker files the notes in boxes (deterministically, without a model).
+                # Filed in boxes (deterministically, without a model).
                 for _ in range(100):
                     boxes = (await s.call_tool("list_boxes", {})).structured_content["result"]
                     if boxes:

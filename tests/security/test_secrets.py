@@ -85,12 +85,12 @@ def _check(vault, llm, *outputs) -> None:
 def test_add(run, vault, llm):
     outputs = []
     for text in _chunks(_items()):
-        res = run("add", "--json", text)
+        res = run("add", "--wait", "--json", text)
         assert res.exit_code == 0, res.output
         outputs.append(res.stdout)
     # Every field a caller gives is redacted, not only the text.
     kind, key, _ = SECRETS[0]
-    res = run("add", "deploy checklist", "-k", key, "-t", SECRETS[1][1], "--context", f"uses {SECRETS[2][1]}",
+    res = run("add", "--wait", "deploy checklist", "-k", key, "-t", SECRETS[1][1], "--context", f"uses {SECRETS[2][1]}",
               "--box", SECRETS[3][1], "--meta", f"token={SECRETS[4][1]}")
     assert res.exit_code == 0, res.output
     assert "5 secrets redacted (--no-redact keeps them)" in res.output
@@ -102,7 +102,7 @@ def test_add(run, vault, llm):
 
 def test_ingest(run, vault, llm):
     lines = [json.dumps({"role": ("user", "assistant")[i % 2], "content": text}) for i, text in enumerate(_chunks(_items()))]
-    res = run("ingest", "--json", "-", input="\n".join(lines) + "\n")
+    res = run("ingest", "--wait", "--json", "-", input="\n".join(lines) + "\n")
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["redactions"] == len(SECRETS)
     _check(vault, llm, res.output)
@@ -118,10 +118,10 @@ def test_import(run, vault, llm, tmp_path):
     folder = tmp_path / "md"
     folder.mkdir()
     (folder / "ops.md").write_text(f"---\ntags: [ops]\nowner: '{SECRETS[8][2]}'\n---\nThe runbook: {SECRETS[9][2]}\n")
-    res = run("import", "--json", str(tmp_path / "notes.jsonl"))
+    res = run("import", "--wait", "--json", str(tmp_path / "notes.jsonl"))
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["redactions"] == len(SECRETS) + 4
-    res2 = run("import", str(folder))
+    res2 = run("import", "--wait", str(folder))
     assert res2.exit_code == 0 and "redacted 2 secrets" in res2.output, res2.output
     _check(vault, llm, res.output, res2.output)
 

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ...errors import UsageError
 from ..app import call, command
 from ..options import IdArg, JsonOpt
 from ..output import console, escape, print_json, printable
@@ -97,16 +98,41 @@ def evolve(
 def process(
     ctx: typer.Context,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most this many notes.")] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", help="Start no note after this: a time of day (18:30) or a while (90s, 20m, 2h).",
+                     show_default=False),
+    ] = None,
     json_output: JsonOpt = False,
 ) -> None:
-    """Do the queued work of notes added with --defer: build, link, evolve."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    """Do the queued model work (build, link, evolve) now, with a progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    args = {"limit": limit, "seconds": None if until is None else seconds_until(until)}
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   disable=json_output, transient=True) as bar:
         task = bar.add_task("Processing", total=None)
-        result = call(ctx, "process", {"limit": limit}, progress=lambda n, total: bar.update(task, completed=n, total=total))
+        result = call(ctx, "process", args, progress=lambda n, total: bar.update(task, completed=n, total=total))
     if json_output:
         print_json(result)
     else:
         console.print(f"Processed {len(result['processed'])} notes; {result['queued']} still queued.")
+
+
+def seconds_until(text: str) -> int:
+    """`--until`: a while (90s, 20m, 2h) or a time of day (HH:MM, the next one to come), as seconds from now."""
+    import re
+    from datetime import datetime, timedelta
+
+    text = text.strip().lower()
+    if m := re.fullmatch(r"(\d+)\s*(s|m|h)", text):
+        return int(m[1]) * {"s": 1, "m": 60, "h": 3600}[m[2]]
+    if m := re.fullmatch(r"(\d{1,2}):(\d{2})", text):
+        hour, minute = int(m[1]), int(m[2])
+        if hour < 24 and minute < 60:
+            now = datetime.now()
+            at = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+            if at <= now:
+                at += timedelta(days=1)
+            return int((at - now).total_seconds())
+    raise UsageError(f"--until wants a time of day or a while, not {text!r}", hint="for example --until 18:30 or --until 20m")

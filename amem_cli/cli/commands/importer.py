@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
-from ..app import call, command
-from ..options import JsonOpt, NoRedactOpt, local_path
-from ..output import console, err_console, escape, print_json, warn
+from ..app import call, command, session
+from ..confirm import confirm_large
+from ..options import JsonOpt, NoRedactOpt, NoWaitOpt, WaitOpt, YesOpt, local_path
+from ..output import console, err_console, escape, print_json, printable, tell_queued, wait_choice, warn
 
 
 @command("import")
@@ -20,9 +21,9 @@ def import_(
         typer.Argument(parser=local_path, metavar="PATH", help="A JSONL file (one note a line; '-' reads standard input) or a folder of Markdown files.",
                        show_default=False),
     ],
-    defer: Annotated[
-        bool, typer.Option("--defer", help="Store the notes now; queue the model's work for `amem process`.")
-    ] = False,
+    wait: WaitOpt = False,
+    no_wait: NoWaitOpt = False,
+    yes: YesOpt = False,
     batch: Annotated[int, typer.Option("--batch", min=1, help="Notes written, embedded and linked together.")] = 256,
     no_redact: NoRedactOpt = False,
     json_output: JsonOpt = False,
@@ -33,7 +34,8 @@ def import_(
     `created_at` and `metadata`; the lines of a file are chained as a sequence. Bad lines
     are reported and skipped (exit status 1). Lines imported before are skipped, so
     importing a file again adds only what is new. Secrets (API keys, tokens, passwords)
-    are redacted."""
+    are redacted. Returns once the notes are stored and searchable; the model's work on
+    them is queued (unless --wait)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -43,11 +45,14 @@ def import_(
     # line holding one is reported as not UTF-8, as a file's would be.
     stdin = raw_stdin() if str(path) == "-" else None
     where = "-" if stdin is not None else str(path.expanduser().absolute())
+    wait = wait_choice(wait, no_wait)
+    notes, size = _measure(stdin, Path(where))
+    confirm_large(session(ctx), f"import {printable(str(path))}", notes, size, wait=wait, yes=yes)
     stderr = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr, disable=not stderr.is_terminal, transient=True) as bar:
         task = bar.add_task("Importing", total=None)
-        report = call(ctx, "import", {"path": where, "defer": defer, "batch": batch, "redact": not no_redact, "stdin": stdin},
+        report = call(ctx, "import", {"path": where, "wait": wait, "batch": batch, "redact": not no_redact, "stdin": stdin},
                       progress=lambda done, total: bar.update(task, completed=done, total=total))
     for problem in report["problems"]:
         err_console.print(escape(problem))
@@ -64,7 +69,21 @@ def import_(
             summary.append(f"skipped {report['duplicates']} already imported")
         if report["redactions"]:
             summary.append(f"redacted {report['redactions']} secret{'' if report['redactions'] == 1 else 's'}")
-        queued = " (their model work is queued: run `amem process`)" if defer and report["ids"] else ""
-        console.print(", ".join(summary) + queued)
+        console.print(", ".join(summary))
+        tell_queued(report["queued"], session(ctx).served)
     if report["skipped"]:
         raise typer.Exit(1)
+
+
+def _measure(stdin: str | None, path: Path) -> tuple[int, int]:
+    """(notes, bytes) an import would bring in at most: lines of JSONL, or Markdown files."""
+    if stdin is not None:
+        return sum(1 for line in stdin.splitlines() if line.strip()), len(stdin.encode("utf-8", "surrogateescape"))
+    if path.is_dir():
+        files = [f for f in path.rglob("*.md") if f.is_file() and not any(p.startswith(".") for p in f.relative_to(path).parts)]
+        return len(files), sum(f.stat().st_size for f in files)
+    try:
+        with open(path, "rb") as fh:
+            return sum(1 for line in fh if line.strip()), path.stat().st_size
+    except OSError:
+        return 0, 0  # the import says what is wrong with it

@@ -10,9 +10,10 @@ import typer
 
 from ...errors import NotFoundError, UsageError
 from ...utf8 import as_text, mend, raw_stdin, replaced
-from ..app import call, command
-from ..options import JsonOpt, NoRedactOpt, local_path
-from ..output import print_json, printable, warn
+from ..app import call, command, session
+from ..confirm import confirm_large
+from ..options import JsonOpt, NoRedactOpt, NoWaitOpt, WaitOpt, YesOpt, local_path
+from ..output import print_json, printable, tell_queued, wait_choice, warn
 
 
 def _read(file: Path) -> tuple[str, str]:
@@ -50,17 +51,24 @@ def ingest(
         list[Path] | None, typer.Argument(parser=local_path, metavar="FILES", help="Transcript files; '-' or nothing reads standard input.", show_default=False)
     ] = None,
     no_redact: NoRedactOpt = False,
-    defer: Annotated[
-        bool, typer.Option("--defer", help="Store the notes now; queue the model's work for `amem process`.")
-    ] = False,
+    wait: WaitOpt = False,
+    no_wait: NoWaitOpt = False,
+    yes: YesOpt = False,
     json_output: JsonOpt = False,
 ) -> None:
     """Split chat transcripts (text, Markdown, JSON, JSONL) into notes, one sequence each.
-    Secrets are redacted; a transcript ingested again adds nothing."""
+    Secrets are redacted; a transcript ingested again adds nothing. Returns once the notes
+    are stored and searchable; the model's work on them is queued (unless --wait)."""
+    from ...transcripts import read, split
+
     transcripts = [list(_read(f)) for f in files or [Path("-")]]  # every file read before any is ingested
-    reports = call(ctx, "ingest", {"transcripts": transcripts, "redact": not no_redact, "defer": defer})
+    wait = wait_choice(wait, no_wait)
+    notes = sum(len(split(read(text).messages, name)) for name, text in transcripts)
+    size = sum(len(text.encode("utf-8", "surrogatepass")) for _, text in transcripts)
+    confirm_large(session(ctx), f"ingest {_named(transcripts)}", notes, size, wait=wait, yes=yes)
+    reports = call(ctx, "ingest", {"transcripts": transcripts, "redact": not no_redact, "wait": wait})
     if json_output:
-        total = {"ingested": 0, "skipped": 0, "redactions": 0, "ids": [], "similar": []}
+        total = {"ingested": 0, "skipped": 0, "redactions": 0, "ids": [], "similar": [], "queued": 0}
         for report in reports:
             for key in total:
                 total[key] += report[key]
@@ -71,3 +79,8 @@ def ingest(
                    f"{r['skipped']} already present)")
         for s in r["similar"]:
             typer.echo(f"similar: {printable(s['id'])} ~ {printable(s['similar_to'])} ({s['score']:.2f})")
+    tell_queued(sum(r["queued"] for r in reports), session(ctx).served)
+
+
+def _named(transcripts: list[list[str]]) -> str:
+    return printable(transcripts[0][0]) if len(transcripts) == 1 else f"{len(transcripts)} transcripts"

@@ -14,7 +14,7 @@ from ...errors import UsageError
 from .. import actions
 from ..app import call, command, container
 from ..completions import complete_boxes, complete_ids, complete_tags
-from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, NoRedactOpt, SinceOpt, TagOpt, UntilOpt
+from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, NoRedactOpt, NoWaitOpt, SinceOpt, TagOpt, UntilOpt, WaitOpt
 from ..output import print_json, printable
 
 
@@ -35,13 +35,13 @@ def add(
         typer.Option("--after", autocompletion=complete_ids,
                      help="Continue the sequence of this note (it becomes the new note's previous)."),
     ] = None,
-    defer: Annotated[
-        bool, typer.Option("--defer", help="Store the note now; queue the model's work for `amem process`.")
-    ] = False,
+    wait: WaitOpt = False,
+    no_wait: NoWaitOpt = False,
     no_redact: NoRedactOpt = False,
     json_output: JsonOpt = False,
 ) -> None:
-    """Add a note. Prints its id. Secrets in it (API keys, tokens, passwords) are redacted."""
+    """Add a note. Prints its id. Secrets in it (API keys, tokens, passwords) are redacted.
+    It is stored, indexed and embedded at once; the model's work on it is queued."""
 
 
 @command("show", action=actions.show)

@@ -8,9 +8,10 @@ from typing import Annotated
 import typer
 
 from ...errors import VaultError
-from ..app import app, command, container
+from .. import actions
+from ..app import app, command, container, session
 from ..options import JsonOpt
-from ..output import console, escape, print_json, printable
+from ..output import console, printable
 
 server_app = typer.Typer(help="Look after the vault's warm background server.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(server_app, name="server")
@@ -42,28 +43,17 @@ def serve(
     Server(c.settings, idle_timeout=idle_timeout).run()
 
 
+def _root(ctx: typer.Context):
+    return actions.vault_root(session(ctx))
+
+
 def _ask(ctx: typer.Context, op: str) -> dict | None:
-    from ...server.client import call
-
-    try:
-        return call(container(ctx).vault.index_dir, {"op": op}, timeout=10)
-    except (OSError, ValueError):
-        return None
+    return actions.ask_server(session(ctx), op)
 
 
-@server_app.command("status")
+@command("status", action=actions.server_status, group=server_app)
 def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Whether the server runs, since when, its memory and queued work."""
-    info = _ask(ctx, "status")
-    if json_output:
-        print_json({"running": info is not None, **(info or {})})
-    elif info is None:
-        console.print(f"no server runs for {escape(str(container(ctx).vault.root))}")
-    else:
-        console.print(
-            f"running: pid {info['pid']}, since {info['started']}, {info['requests']} requests, "
-            f"{info['queued']} queued, {info['rss_mb']} MB resident; stops after {info['idle_timeout']:.0f} s idle"
-        )
 
 
 @server_app.command("stop")
@@ -73,7 +63,7 @@ def stop(ctx: typer.Context) -> None:
     import json
 
     try:  # written by the server when it starts listening
-        pid = int(json.loads((container(ctx).vault.index_dir / "server.json").read_text())["pid"])
+        pid = int(json.loads((_root(ctx) / ".amem" / "server.json").read_text())["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         pid = None
     if _ask(ctx, "stop") is None:

@@ -11,7 +11,7 @@ from ..app import call, command, container, run_settings
 from ..completions import complete_config_actions, complete_profiles
 from ..options import JsonOpt
 from ...errors import InconsistentError, UsageError
-from ..output import console, escape, print_json, warn
+from ..output import console, escape, print_json, queue_line, warn
 
 GITIGNORE = "# amem's index is derived from the notes: `amem reindex` rebuilds it.\n.amem/\n"
 
@@ -151,6 +151,7 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     console.print(f"  files changed since the last index: {st['pending_changes']}")
     model = f"{st['embedding_model']} ({st['embedding_dimensions']} dimensions)" if st["embedding_model"] else "none yet"
     console.print(f"  embedding model: {escape(model)}; vectors: {escape(st['vector_store'])}")
+    console.print(f"  {queue_line(st['queue'])}")
     for e in st["errors"]:
         console.print(f"  [red]problem:[/] {escape(e)}")
 
