@@ -14,7 +14,7 @@ from ..errors import AmemError, ConflictError
 from ..llm.base import LLM, LLMError
 from ..models import MODEL_FIELDS, Note
 from ..steps import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
-from ..steps.construct import BatchedEmbedder, cosine
+from ..steps.construct import BatchedEmbedder, PhraseVectors, cosine
 from ..timeutil import now
 from .jobs import QUEUED, JobQueue
 from .rederive import DERIVABLE, fallbacks_of, filled, recorded, rederived, to_rederive
@@ -77,6 +77,7 @@ class Pipeline:
         self.settings = settings or PipelineSettings()
         self.stats = PipelineStats()
         self.queue = JobQueue(self.index)
+        self.phrases = PhraseVectors()  # keyword extraction's phrase vectors, kept across batches
 
     @property
     def llm(self) -> LLM | None:
@@ -93,7 +94,7 @@ class Pipeline:
         notes}; the index's by default), updated with those chosen here."""
         # Keyword extraction's embeddings, batched up front when it will surely run.
         contents = [n.content for n in notes if not n.keywords] if self.llm is None else []
-        embedder = BatchedEmbedder(self.indexer.embedder(), contents)
+        embedder = BatchedEmbedder(self.indexer.embedder(), contents, self.phrases)
         if boxes is None:
             boxes = dict(self.index.boxes())
         recent: dict[str, deque[str]] = {}  # box -> keywords and tags of this batch's notes in it
