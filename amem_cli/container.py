@@ -78,6 +78,7 @@ class Container:
         # Whatever command's sync sees a person's edit of a note's text, its derived fields
         # follow. A lambda: the pipeline is built on this indexer, so it comes after it.
         indexer.on_edit = lambda edited: self.pipeline.rederive(edited)
+        indexer.on_new = lambda new: self.pipeline.queue_new(new)
         return indexer
 
     @cached_property

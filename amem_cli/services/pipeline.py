@@ -138,6 +138,7 @@ class Pipeline:
         """Work the queue of deferred notes in order: build what is missing, link, evolve.
         Each job is claimed first, so no other worker does it too, and leaves the queue
         only once done: a killed worker's job goes to the next one."""
+        self.indexer.sync()  # a person's edits first: a note pinned since it was queued is left alone
         total = len(self.index.queued(limit))
         done: list[str] = []
         while limit is None or len(done) < limit:
@@ -146,7 +147,7 @@ class Pipeline:
                 break
             try:
                 note = self.index.get(note_id)
-                if note is not None:
+                if note is not None and note.extra.get("pinned") is not True:  # pinned since it was queued: left alone
                     self._complete(note)
             except BaseException:
                 self.queue.release(note_id)
@@ -209,6 +210,16 @@ class Pipeline:
             if QUEUED in new.metadata:
                 with self.index.transaction():
                     self.index.enqueue([note.id], new.metadata[QUEUED])
+
+    def queue_new(self, notes: list[Note]) -> None:
+        """Notes a person added by hand (files amem never wrote, seen for the first time)
+        get the work an added note gets, queued: built (what they lack), linked, evolved.
+        Their files are left as they are until that work writes them. Not pinned ones."""
+        todo = [n.id for n in notes if n.extra.get("pinned") is not True]
+        if not todo or self.vault.read_only:  # (a read-only vault: amem may not write there)
+            return
+        with self.index.transaction():
+            self.index.enqueue(todo, now().isoformat())
 
     def _has_model(self) -> bool:
         """Whether a model is configured and can be found (else there is no model work to queue)."""
