@@ -67,6 +67,12 @@ class Settings:
     diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
 
 
+# The settings that choose the model (`--llm`, `--model`, `--llm-url`): a command may
+# ask for another than the warm server's (`amem --llm none add ...`). The server serves
+# it without a model; another model it leaves to the command's own process.
+MODEL_CHOICE = ("llm", "model", "llm_url", "llm_model")
+
+
 # What the bundled SmolLM2-135M-Instruct writes at least as well as the deterministic
 # method, measured by benchmarks/note_quality.py (the README gives the figures).
 BUNDLED_MODEL_FIELDS = ("keywords", "tags")

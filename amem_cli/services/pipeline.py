@@ -68,7 +68,8 @@ class PipelineStats:
 
 
 class Pipeline:
-    def __init__(self, writer: NoteWriter, llm: Callable[[], LLM | None], settings: PipelineSettings | None = None):
+    def __init__(self, writer: NoteWriter, llm: Callable[[], LLM | None], settings: PipelineSettings | None = None,
+                 phrases: PhraseVectors | None = None):
         self.writer = writer  # changes stored notes: links, evolution, fields derived again
         self.vault = writer.vault
         self.index = writer.index
@@ -77,7 +78,7 @@ class Pipeline:
         self.settings = settings or PipelineSettings()
         self.stats = PipelineStats()
         self.queue = JobQueue(self.index)
-        self.phrases = PhraseVectors()  # keyword extraction's phrase vectors, kept across batches
+        self.phrases = phrases or PhraseVectors()  # keyword extraction's phrase vectors, kept across batches
 
     @property
     def llm(self) -> LLM | None:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ...errors import AmemError, VaultError
-from ..app import app, command, container
+from ..app import app, command, container, session
 from ..options import JsonOpt
 from ..output import console, escape, print_json, printable
 
@@ -38,7 +38,7 @@ def serve(
             raise AmemError(f"a server already runs for {c.vault.root}", hint="`amem server stop` stops it")
     except (OSError, ValueError):
         pass  # nobody listening: ours to start
-    Server(c.settings, idle_timeout=idle_timeout).run()
+    Server(c.settings, idle_timeout=idle_timeout, settings_now=session(ctx).settings).run()
 
 
 def _ask(ctx: typer.Context, op: str) -> dict | None:
