@@ -28,10 +28,12 @@ Progress = Callable[[int, int], None]
 
 @dataclass
 class _Settling:
-    """Ids a sync left free, files it must index again under another id, and those it
-    gave another id than the one they want (path: wanted)."""
+    """Ids a sync left free (`vacated`: to settle; `gone`: all of them), files it must
+    index again under another id, and those it gave another id than the one they want
+    (path: wanted)."""
 
     vacated: set[str] = field(default_factory=set)
+    gone: set[str] = field(default_factory=set)
     moved: set[str] = field(default_factory=set)
     gave_way: dict[str, str] = field(default_factory=dict)
 
@@ -134,6 +136,7 @@ class Indexer:
                 if row.note_id and self.index.path_of(row.note_id) == path:
                     self.index.delete_note(row.note_id)
                     ids.vacated.add(row.note_id)
+                    ids.gone.add(row.note_id)
                     report.removed += 1
                 self.index.remove_file(path)
             todo = changes.modified + changes.added
@@ -142,6 +145,9 @@ class Indexer:
                 if progress:
                     progress(n, len(todo))
             self._settle(ids, report)
+            for note_id in sorted(ids.gone):
+                if self.index.path_of(note_id) is None:  # no file holds it now (not moved): its queued work goes too
+                    self.index.done(note_id)
         if paths is None:
             self._seen = disk
         self.problems.extend(report.errors)
@@ -173,6 +179,7 @@ class Indexer:
             if self.index.path_of(row.note_id) == path:
                 self.index.delete_note(row.note_id)
                 ids.vacated.add(row.note_id)
+                ids.gone.add(row.note_id)
         if error:
             report.errors.append(error)
         if note is None:

@@ -82,3 +82,18 @@ def test_a_note_amem_wrote_queues_nothing_when_indexed_again(mem, vault):
     (vault / "a.md").write_text(render_note(Note("a", "Alpha", created_at=at, updated_at=at)), encoding="utf-8")
     mem.sync()
     assert mem._c.index.queued() == []
+
+
+def test_queued_work_goes_with_its_file_and_follows_a_renamed_one(mem, vault):
+    path = drop(vault, "garden.md", "---\nid: garden\nupdated: '2025-01-01T00:00:00+00:00'\n---\n" + TEXT)
+    drop(vault, "pond.md", "Frogs came back to the pond.\n")
+    mem.sync()
+    with mem._c.index.transaction():  # amem's own note, its work queued (as `add --defer` leaves it)
+        mem._c.index.enqueue(["garden"], "2025-01-01T00:00:00+00:00")
+    assert sorted(mem._c.index.queued()) == ["garden", "pond"]
+    path.rename(vault / "allotment.md")  # it names its id: the same note
+    (vault / "pond.md").unlink()
+    mem.sync()
+    assert mem._c.index.queued() == ["garden"]
+    mem._c.indexer.flush_vectors()
+    assert mem.doctor().ok  # no job left of a note that is gone
