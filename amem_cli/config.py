@@ -74,6 +74,12 @@ class Settings:
     min_share: float = 0.1  # of the best hit's score, under which search shows no hit
 
 
+# The settings that choose the model (`--llm`, `--model`, `--llm-url`): a command may
+# ask for another than the warm server's (`amem --llm none add ...`). The server serves
+# it without a model; another model it leaves to the command's own process.
+MODEL_CHOICE = ("llm", "model", "llm_url", "llm_model")
+
+
 # What a model writes by default: the fields both models measured by
 # benchmarks/note_quality.py (the bundled SmolLM2-135M-Instruct and Qwen2.5-Coder-1.5B)
 # wrote at least as well as the deterministic method; both lost on contexts and boxes

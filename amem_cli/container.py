@@ -13,7 +13,7 @@ from .embed.base import Embedder
 from .index.sqlite import SqliteIndex
 from .index.vectors import VectorIndex
 from .llm.base import LLM
-from .steps.construct import unaided_texts
+from .steps.construct import PhraseVectors, unaided_texts
 from .places import cache_root
 from .services.importer import Importer
 from .services.indexer import Indexer
@@ -36,6 +36,20 @@ class Container:
         self.vault.ensure(create=create)
         # Called between an import's batches; a server gives waiting commands their turn.
         self.between_batches: Callable[[], None] = lambda: None
+
+    # The parts that do not depend on the model choice (`config.MODEL_CHOICE`).
+    SHARED = ("index", "embedder", "vectors", "indexer", "writer", "phrases", "search")
+
+    def variant(self, settings: Settings) -> "Container":
+        """This container for one command whose settings differ from these in the model
+        choice only (`amem --llm none add ...` through the warm server): the stores, the
+        embedder, the index and search shared, the model and the pipeline built from
+        `settings`."""
+        other = object.__new__(Container)
+        other.settings, other.vault, other.between_batches = settings, self.vault, self.between_batches
+        for name in self.SHARED:
+            other.__dict__[name] = getattr(self, name)
+        return other
 
     @cached_property
     def index(self) -> SqliteIndex:
@@ -80,6 +94,7 @@ class Container:
         # Whatever command's sync sees a person's edit of a note's text, its derived fields
         # follow. A lambda: the pipeline is built on this indexer, so it comes after it.
         indexer.on_edit = lambda edited: self.pipeline.rederive(edited)
+        indexer.on_new = lambda new: self.pipeline.queue_new(new)
         return indexer
 
     @cached_property
@@ -95,6 +110,10 @@ class Container:
         return NoteWriter(self.indexer)
 
     @cached_property
+    def phrases(self) -> PhraseVectors:
+        return PhraseVectors()
+
+    @cached_property
     def pipeline(self) -> Pipeline:
         s = self.settings
         return Pipeline(
@@ -104,6 +123,7 @@ class Container:
                 link_k=s.link_k, link_threshold=s.link_threshold, max_links=s.max_links, link_choice=s.link_choice,
                 max_boxes=s.max_boxes, model_fields=model_fields(s),
             ),
+            self.phrases,
         )
 
     @cached_property

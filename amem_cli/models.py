@@ -148,6 +148,8 @@ class SyncReport:
     errors: list[str] = field(default_factory=list)
     # Notes whose text a person changed, as they were indexed before the change.
     edited: list[Note] = field(default_factory=list)
+    # Notes seen for the first time in files amem never wrote (no `updated`): a person's.
+    new: list[Note] = field(default_factory=list)
 
     @property
     def changed(self) -> int:

@@ -28,6 +28,7 @@ class Context:
     """What an operation needs besides its arguments."""
 
     container: Container
+    in_server: bool = False  # done by the warm server with its own container: its worker works the queue with this model
     progress: Callable[[int, int | None], None] | None = None  # (done, total) of a long operation
     warnings: list[str] = field(default_factory=list)  # told to the user on stderr, after the fact
 
@@ -128,8 +129,19 @@ def queues(cx: Context, wait: bool) -> bool:
     rather than doing it before it returns: unless `wait`, when there is a model to do it
     (with none, the deterministic methods do their part at once). Either way the notes
     are stored, indexed and embedded before the write returns; the queue's work is done
-    by the warm server's worker, or by `amem process`."""
-    return not wait and cx.container.notes.pipeline.has_model()
+    by the warm server's worker, or by `amem process`. A job names no model, and they
+    work it with the vault's own: work asked of another model (`amem --model X add`, in
+    this process) is done before the write returns."""
+    if wait or not cx.container.notes.pipeline.has_model():
+        return False
+    return cx.in_server or _the_vaults_own_model(cx.container.settings)
+
+
+def _the_vaults_own_model(settings) -> bool:
+    from .config import MODEL_CHOICE, load_settings
+
+    own = load_settings(dir=str(settings.dir), notices=[])  # what a worker started from the vault would use
+    return all(getattr(own, name) == getattr(settings, name) for name in MODEL_CHOICE)
 
 
 @operation("show")

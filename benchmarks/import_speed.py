@@ -1,19 +1,23 @@
-"""How fast `amem import` brings in a JSONL file.
+"""How fast `amem import` brings in a JSONL file, with keywords given and without.
 
     .venv/bin/python benchmarks/import_speed.py --notes 10000           # the real all-MiniLM-L6-v2
     .venv/bin/python benchmarks/import_speed.py --notes 2000 --embedder fake
+    .venv/bin/python benchmarks/import_speed.py --notes 10000 --before ../before   # and an older amem, in the same run
 
 Writes N varied notes (the seeded generator of foundation.py: content, keywords, tags,
-created_at, metadata) to a JSONL file, then runs `amem import` on a new vault the way a
-user does (the `amem` script in a new process, `--llm none`: the pipeline builds and
-links notes without a model; the command goes through the vault's warm server, which it
-starts) and prints notes/s over the whole command, and again less the command's fixed
-cost (start-up and model load: an import of one note into another new vault, timed the
-same way). `--defer` only stores and embeds (the pipeline's work is queued);
-`--no-keywords` leaves keywords out, so the pipeline extracts them. The servers started
-are stopped at the end. Then the same texts the import embedded are embedded again, by
-the model alone in this process: the import's ceiling on this machine, in the same run.
-Figures only; nothing is asserted.
+created_at, metadata) to a JSONL file, and the same notes without their keywords (so the
+pipeline extracts them, as for notes people write), then runs `amem import` of each on a
+new vault the way a user does (the `amem` script in a new process, `--llm none`: the
+pipeline builds and links notes without a model; the command goes through the vault's
+warm server, which it starts) and prints notes/s over the whole command, and again less
+the command's fixed cost (start-up and model load: an import of one note into another
+new vault, timed the same way). `--before DIR`: the same imports by the amem whose
+source is in DIR (a git worktree of an older commit: it runs with PYTHONPATH=DIR), so
+a change is measured before and after on one machine in one run. `--defer` only stores
+and embeds (the pipeline's work is queued). The servers started are stopped at the end.
+Then the texts the last import embedded are embedded again, by the model alone in this
+process: the import's ceiling on this machine, in the same run. Figures only; nothing
+is asserted.
 """
 
 from __future__ import annotations
@@ -49,13 +53,37 @@ def write_jsonl(path: Path, n: int, keywords: bool) -> None:
 SETTINGS = {"AMEM_LLM": "none"}
 
 
-def timed(argv: list[str]) -> tuple[float, dict]:
+def timed(argv: list[str], source: Path | None = None) -> tuple[float, dict]:
+    """Seconds `argv` took and its JSON output; `source`: the amem source it runs (PYTHONPATH)."""
+    env = {**os.environ, **SETTINGS}
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
     t0 = time.perf_counter()
-    res = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **SETTINGS})
+    res = subprocess.run(argv, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - t0
     if res.returncode != 0:
         raise SystemExit(f"{shlex.join(argv)} failed ({res.returncode}):\n{res.stdout}\n{res.stderr}")
     return seconds, json.loads(res.stdout)
+
+
+def one_case(tmp: Path, name: str, data: Path, one: Path, options: list[str], source: Path | None) -> dict:
+    """The import of `data` into a new vault, and the fixed cost (`one`, into another)."""
+    amem = amem_argv()
+    fixed_vault, vault = tmp / f"{name}-fixed", tmp / name
+    try:
+        timed([*amem, "--dir", str(fixed_vault), "init", "--json"], source)
+        fixed_s, _ = timed([*amem, "--dir", str(fixed_vault), "import", str(one), *options], source)
+        timed([*amem, "--dir", str(vault), "init", "--json"], source)
+        command = [*amem, "--dir", str(vault), "import", str(data), *options]
+        wall_s, report = timed(command, source)
+        _, status = timed([*amem, "--dir", str(vault), "status", "--json"], source)
+        _, server = timed([*amem, "--dir", str(vault), "server", "status", "--json"], source)
+    finally:
+        for folder in (fixed_vault, vault):
+            subprocess.run([*amem, "--dir", str(folder), "server", "stop"], capture_output=True,
+                           env={**os.environ, **({"PYTHONPATH": str(source)} if source else {})})
+    return {"vault": vault, "command": command, "wall": wall_s, "fixed": fixed_s, "report": report,
+            "status": status, "server": bool(server.get("running"))}
 
 
 def embedding_alone(vault: Path, embedder: str) -> tuple[float, int]:
@@ -79,56 +107,53 @@ def main() -> None:
     ap.add_argument("--embedder", default="onnx", help="onnx (amem's default), sentence-transformers or fake")
     ap.add_argument("--batch", type=int, default=256, help="amem import --batch (default 256)")
     ap.add_argument("--defer", action="store_true", help="amem import --defer: store and embed, queue the pipeline's work")
-    ap.add_argument("--no-keywords", action="store_true", help="leave keywords out: the pipeline extracts them")
-    ap.add_argument("--keep", action="store_true", help="keep the temp folder (vault and JSONL)")
+    ap.add_argument("--before", type=Path, metavar="DIR", help="also run the amem whose source is in DIR (PYTHONPATH=DIR)")
+    ap.add_argument("--keep", action="store_true", help="keep the temp folder (vaults and JSONL)")
     args = ap.parse_args()
 
     from amem_cli import __version__
 
     tmp = Path(tempfile.mkdtemp(prefix="amem-import-"))
-    data, one = tmp / "notes.jsonl", tmp / "one.jsonl"
-    write_jsonl(data, args.notes, not args.no_keywords)
-    write_jsonl(one, 1, not args.no_keywords)
-    amem = amem_argv()
-    fixed_vault, vault = tmp / "fixed", tmp / "vault"
+    files = {}
+    for keywords in (True, False):
+        label = "given" if keywords else "left out"
+        files[label] = (tmp / f"notes-{len(files)}.jsonl", tmp / f"one-{len(files)}.jsonl")
+        write_jsonl(files[label][0], args.notes, keywords)
+        write_jsonl(files[label][1], 1, keywords)
     SETTINGS["AMEM_EMBEDDER"] = args.embedder
     options = ["--batch", str(args.batch), "--json", *(["--defer"] if args.defer else [])]
+    sources = {**({"before": args.before.resolve()} if args.before else {}), "after": None}
     load = os.getloadavg()[0]
+    cases = {}
     try:
-        # The fixed cost: start-up, server start, model load, one note.
-        timed([*amem, "--dir", str(fixed_vault), "init", "--json"])
-        fixed_s, _ = timed([*amem, "--dir", str(fixed_vault), "import", str(one), *options])
-
-        timed([*amem, "--dir", str(vault), "init", "--json"])
-        command = [*amem, "--dir", str(vault), "import", str(data), *options]
-        wall_s, report = timed(command)
-        _, status = timed([*amem, "--dir", str(vault), "status", "--json"])
-        _, server = timed([*amem, "--dir", str(vault), "server", "status", "--json"])
-        subprocess.run([*amem, "--dir", str(vault), "server", "stop"], capture_output=True)  # the CPUs to the model alone
-        model_s, model_n = embedding_alone(vault, args.embedder)
+        for version, source in sources.items():
+            for label, (data, one) in files.items():
+                cases[version, label] = one_case(tmp, f"{version}-{len(cases)}", data, one, options, source)
+        last = cases["after", "left out"]
+        model_s, model_n = embedding_alone(last["vault"], args.embedder)
     finally:
-        for folder in (fixed_vault, vault):
-            subprocess.run([*amem, "--dir", str(folder), "server", "stop"], capture_output=True)
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
 
     rows = [
-        ("amem", __version__),
+        ("amem", __version__ + (f" (after); before: the source in {args.before}" if args.before else "")),
         ("python", platform.python_version()),
         ("platform", platform.platform()),
         ("cpu count", str(os.cpu_count())),
         ("load average (1 min) before / after", f"{load:.2f} / {os.getloadavg()[0]:.2f}"),
-        ("embedder", status["embedding_model"] or args.embedder),
-        ("command", " ".join(f"{k}={v}" for k, v in SETTINGS.items()) + " " + shlex.join(command)),
-        ("through the warm server", "yes" if server.get("running") else "no"),
-        ("notes imported", f"{report['imported']} of {args.notes} (keywords {'left out' if args.no_keywords else 'given'})"),
-        ("indexed / embedded / links", f"{status['indexed']} / {status['embedded']} / {status['links']}"),
-        ("wall time", f"{wall_s:.1f} s"),
-        ("notes/s", f"{args.notes / wall_s:.1f}"),
-        ("fixed cost (import of 1 note)", f"{fixed_s:.1f} s"),
-        ("notes/s less the fixed cost", f"{args.notes / max(wall_s - fixed_s, 1e-9):.1f}"),
-        ("the model alone on the same texts", f"{model_n / model_s:.1f} notes/s (the ceiling: {model_n} embedding texts, in process)"),
+        ("embedder", last["status"]["embedding_model"] or args.embedder),
+        ("command", " ".join(f"{k}={v}" for k, v in SETTINGS.items()) + " " + shlex.join(last["command"])),
+        ("notes", f"{args.notes} a run"),
     ]
+    for (version, label), case in cases.items():
+        st = case["status"]
+        rows += [
+            (f"{version}, keywords {label}", f"{args.notes / case['wall']:.1f} notes/s ({case['wall']:.1f} s; "
+             f"{args.notes / max(case['wall'] - case['fixed'], 1e-9):.1f} less the fixed cost of {case['fixed']:.1f} s)"),
+            ("  imported / indexed / embedded / links", f"{case['report']['imported']} / {st['indexed']} / {st['embedded']} / {st['links']}"
+             + ("" if case["server"] else "  (NOT through the warm server)")),
+        ]
+    rows.append(("the model alone on the same texts", f"{model_n / model_s:.1f} notes/s (the ceiling: {model_n} embedding texts, in process)"))
     if args.keep:
         rows.append(("kept", str(tmp)))
     width = max(len(k) for k, _ in rows)

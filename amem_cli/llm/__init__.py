@@ -27,7 +27,12 @@ _ALIASES = {
     "fake": "fake",
 }
 
-__all__ = ["KINDS", "LLM", "LLMError", "make_llm"]
+__all__ = ["KINDS", "LLM", "LLMError", "make_llm", "no_model"]
+
+
+def no_model(kind: str | None) -> bool:
+    """Whether the `llm` setting asks for no model at all (`none`, `off`, `no`)."""
+    return kind is not None and _ALIASES.get(str(kind).strip().lower()) == "none"
 
 
 def make_llm(

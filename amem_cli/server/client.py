@@ -110,7 +110,8 @@ def vault_dir(flags: dict[str, str]) -> Path:
 
 def start(settings, flags: dict[str, str]) -> bool:
     """Start the server for this vault in the background (it outlives this command),
-    with the command's own global options, so that it works with the same settings.
+    with the command's own global options but those that choose the model (the
+    command's own: see `protocol.MODEL_FLAGS`), so that it works with the same settings.
     False when the vault's checks fail: the command then runs here and says why."""
     from ..errors import AmemError
     from ..vault import Vault
@@ -120,7 +121,10 @@ def start(settings, flags: dict[str, str]) -> bool:
         log = os.open(Path(settings.dir) / ".amem" / "server.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except (AmemError, OSError):
         return False
-    options = [part for name, value in flags.items() if name != "dir" for part in ("--" + name.replace("_", "-"), value)]
+    from .protocol import MODEL_FLAGS
+
+    options = [part for name, value in flags.items() if name not in ("dir", *MODEL_FLAGS)
+               for part in ("--" + name.replace("_", "-"), value)]
     cmd = [sys.executable, "-m", "amem_cli", *options, "--dir", str(Path(settings.dir).expanduser().absolute()), "serve"]
     import subprocess
 
@@ -209,9 +213,10 @@ def ask(op: str, args: dict[str, Any], flags: dict[str, str],
             if not wait_until_up(index_dir, START_TIMEOUT):
                 return None
             continue
-        # Started with other settings (a config edit, other flags), or an older amem's
-        # server (its errors were text; it knows no operations): stop it, and do the work
-        # here; the next command that needs a server starts a fresh one.
+        # A server whose own settings changed since it started (a config edit), or an
+        # older amem's server (its errors were text; it knows no operations): stop it, and
+        # do the work here; the next command that needs a server starts a fresh one. (One
+        # that cannot honour this command's settings answers "here": it serves on.)
         stale = reply.get("retry") == "settings" or isinstance(reply.get("error"), str)
         if stale:
             try:

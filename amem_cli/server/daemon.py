@@ -16,13 +16,16 @@ import socketserver
 import sys
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timezone
 
 from .. import operations
-from ..config import Settings
+from ..config import MODEL_CHOICE, Settings
 from ..container import Container
 from ..errors import AmemError, UsageError, VaultError
 from ..index.sqlite import job_total
+from ..llm import no_model
 from .client import settings_for, settings_key, socket_path
 from .protocol import MAX_REQUEST, READ_TIMEOUT, check_settings, error_reply, progress_event
 from .worker import PausingLLM, QueueWorker, Turn
@@ -31,9 +34,13 @@ STOP_GRACE = 120.0  # seconds a stopping server waits for the commands it is run
 
 
 class Server:
-    def __init__(self, settings: Settings, idle_timeout: float | None = None):
+    def __init__(self, settings: Settings, idle_timeout: float | None = None,
+                 settings_now: Callable[[], Settings] | None = None):
+        """`settings_now`: this server's settings as they would be loaded now (its flags
+        and environment, the config files as they are now): it stops when they change."""
         self.settings = settings
         self.key = settings_key(settings)
+        self._settings_now = settings_now or (lambda: settings)
         self.idle_timeout = settings.server_idle if idle_timeout is None else idle_timeout
         self.container = Container(settings)
         self.index_dir = self.container.vault.index_dir
@@ -205,8 +212,11 @@ class Server:
             return {"retry": "here"}
         if settings.server == "off":
             return {"retry": "off"}
+        container = self.container
         if settings_key(settings) != self.key:
-            return {"retry": "settings"}
+            container = self._for_command(settings)
+            if isinstance(container, dict):
+                return container  # a retry
         if self._vault_gone():  # its socket may outlive it, in the runtime folder
             self.stop()
         with self._commands:
@@ -214,7 +224,8 @@ class Server:
                 return {"retry": "stopping"}  # the client does it in its own process
             self._running += 1
         try:
-            cx = operations.Context(self.container, warnings=notices,
+            # A command without a model does its work as in its own process: no model work to queue.
+            cx = operations.Context(container, in_server=container is self.container, warnings=notices,
                                     progress=lambda done, total: send(progress_event(done, total)))
             with self.turn.held():
                 self.requests += 1
@@ -228,6 +239,25 @@ class Server:
                 self._running -= 1
                 self._commands.notify_all()
             self.worker.wake.set()
+
+    def _for_command(self, settings: Settings) -> Container | dict:
+        """How to serve a command whose settings are not this server's: the container for
+        it, or the retry to reply. A command that asks for no model (`amem --llm none add`)
+        is served here, without one. The client does the others in its own process: with
+        another model (a job carries no model, so queued work would be done with this
+        server's), or other settings this server cannot take for one command (embedder,
+        stores, search); "settings" when this server's own settings changed since it
+        started (a config file edited): it stops, and the next command starts a fresh one."""
+        try:
+            current = settings_key(self._settings_now())
+        except AmemError:
+            current = None
+        if current != self.key:
+            return {"retry": "settings"}
+        same_model = replace(settings, **{name: getattr(self.settings, name) for name in MODEL_CHOICE})
+        if settings_key(same_model) == self.key and no_model(settings.llm):
+            return self.container.variant(settings)
+        return {"retry": "here"}
 
     def _between_batches(self) -> None:
         """Between an import's batches: let waiting commands in, and end the import if

@@ -12,8 +12,10 @@ number of event lines and one reply line.
                                                              "settings": and stops this server)
 
 `NAME` and `args` are an operation of `amem_cli.operations`. `settings` are the
-command's global options and environment: the server serves only commands whose
-settings are its own.
+command's global options and environment: the server serves commands whose settings
+are its own, and those that differ only in asking for no model (`--llm none`: done
+without one); it leaves other settings to the client ("here"), and tells it to stop
+the server ("settings") when the server's own settings changed since it started.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ MAX_REQUEST = 64 * 2**20
 READ_TIMEOUT = 60.0
 # The global options a request may carry, as the root command names them.
 FLAGS = ("dir", "embedder", "llm", "model", "llm_url")
+# Those that choose the model: a command's own. A server a command starts runs the model
+# the vault's settings and the environment name, whatever that command's flags ask for.
+MODEL_FLAGS = ("llm", "model", "llm_url")
 
 
 def progress_event(done: int, total: int | None) -> dict:

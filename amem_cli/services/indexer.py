@@ -9,6 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 from ..embed.base import Embedder
 from ..errors import IndexMismatchError
@@ -27,12 +28,19 @@ Progress = Callable[[int, int], None]
 
 @dataclass
 class _Settling:
-    """Ids a sync left free, files it must index again under another id, and those it
-    gave another id than the one they want (path: wanted)."""
+    """Ids a sync left free (`vacated`: to settle; `gone`: all of them), files it must
+    index again under another id, and those it gave another id than the one they want
+    (path: wanted)."""
 
     vacated: set[str] = field(default_factory=set)
+    gone: set[str] = field(default_factory=set)
     moved: set[str] = field(default_factory=set)
     gave_way: dict[str, str] = field(default_factory=dict)
+
+
+def file_time(stat: FileStat) -> datetime:
+    """A file's modification time, in UTC, to the second."""
+    return datetime.fromtimestamp(stat.mtime_ns // 10**9, timezone.utc)
 
 
 class Indexer:
@@ -66,6 +74,9 @@ class Indexer:
         # Told, after a sync, of the notes whose text a person changed (as indexed before):
         # the pipeline derives their derived fields again (`Pipeline.rederive`).
         self.on_edit: Callable[[list[Note]], None] | None = None
+        # Told, after a sync, of the notes a person added (files amem never wrote): the
+        # pipeline queues their work (`Pipeline.queue_new`).
+        self.on_new: Callable[[list[Note]], None] | None = None
 
     # -- files -> SQLite --------------------------------------------------
     def pending_changes(self) -> int:
@@ -125,6 +136,7 @@ class Indexer:
                 if row.note_id and self.index.path_of(row.note_id) == path:
                     self.index.delete_note(row.note_id)
                     ids.vacated.add(row.note_id)
+                    ids.gone.add(row.note_id)
                     report.removed += 1
                 self.index.remove_file(path)
             todo = changes.modified + changes.added
@@ -133,11 +145,16 @@ class Indexer:
                 if progress:
                     progress(n, len(todo))
             self._settle(ids, report)
+            for note_id in sorted(ids.gone):
+                if self.index.path_of(note_id) is None:  # no file holds it now (not moved): its queued work goes too
+                    self.index.done(note_id)
         if paths is None:
             self._seen = disk
         self.problems.extend(report.errors)
         if report.edited and self.on_edit is not None:
             self.on_edit(report.edited)
+        if report.new and self.on_new is not None:
+            self.on_new(report.new)
         return report
 
     def _sync_file(self, path: str, stat: FileStat, row, report: SyncReport, ids: "_Settling", *, force: bool = False) -> None:
@@ -162,17 +179,24 @@ class Indexer:
             if self.index.path_of(row.note_id) == path:
                 self.index.delete_note(row.note_id)
                 ids.vacated.add(row.note_id)
+                ids.gone.add(row.note_id)
         if error:
             report.errors.append(error)
         if note is None:
             self.index.set_file(path, stat, digest, None, error)
             return
-        if row is not None and row.note_id == note.id:
-            before = self.index.get_many([note.id], links=False).get(note.id)
-            if before is not None and before.content != note.content:
-                report.edited.append(before)
+        before = self.index.get_many([note.id], links=False).get(note.id) if row is not None and row.note_id == note.id else None
+        if before is not None and before.content != note.content:
+            report.edited.append(before)
+        if note.created_at is None:
+            # A file without a date (one a person wrote): the date it was first indexed
+            # with, else its modification time. Not written into the file for that alone;
+            # amem writes it when it rewrites the file anyway (`NoteWriter`).
+            note.created_at = before.created_at if before is not None and before.created_at else file_time(stat)
         self.index.upsert_note(note, path)
         self.index.set_file(path, stat, digest, note.id, None)
+        if before is None and note.updated_at is None:  # amem writes `updated` into every note it writes
+            report.new.append(note)
         if row is None:
             report.added += 1
         else:

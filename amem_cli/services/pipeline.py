@@ -15,7 +15,7 @@ from ..errors import AmemError, ConflictError
 from ..llm.base import LLM, LLMError
 from ..models import MODEL_FIELDS, Note
 from ..steps import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
-from ..steps.construct import BatchedEmbedder, cosine
+from ..steps.construct import BatchedEmbedder, PhraseVectors, cosine
 from ..timeutil import now
 from .jobs import QUEUED, JobQueue
 from .rederive import DERIVABLE, fallbacks_of, filled, recorded, rederived, to_rederive
@@ -69,7 +69,8 @@ class PipelineStats:
 
 
 class Pipeline:
-    def __init__(self, writer: NoteWriter, llm: Callable[[], LLM | None], settings: PipelineSettings | None = None):
+    def __init__(self, writer: NoteWriter, llm: Callable[[], LLM | None], settings: PipelineSettings | None = None,
+                 phrases: PhraseVectors | None = None):
         self.writer = writer  # changes stored notes: links, evolution, fields derived again
         self.vault = writer.vault
         self.index = writer.index
@@ -78,6 +79,7 @@ class Pipeline:
         self.settings = settings or PipelineSettings()
         self.stats = PipelineStats()
         self.queue = JobQueue(self.index)
+        self.phrases = phrases or PhraseVectors()  # keyword extraction's phrase vectors, kept across batches
 
     @property
     def llm(self) -> LLM | None:
@@ -94,7 +96,7 @@ class Pipeline:
         notes}; the index's by default), updated with those chosen here."""
         # Keyword extraction's embeddings, batched up front when it will surely run.
         contents = [n.content for n in notes if not n.keywords] if self.llm is None else []
-        embedder = BatchedEmbedder(self.indexer.embedder(), contents)
+        embedder = BatchedEmbedder(self.indexer.embedder(), contents, self.phrases)
         if boxes is None:
             boxes = dict(self.index.boxes())
         recent: dict[str, deque[str]] = {}  # box -> keywords and tags of this batch's notes in it
@@ -140,6 +142,7 @@ class Pipeline:
         Each job is claimed first, so no other worker does it too, and leaves the queue
         only once done: a killed worker's job goes to the next one. `until`: no job is
         started after this `time.monotonic()`."""
+        self.indexer.sync()  # a person's edits first: a note pinned since it was queued is left alone
         total = len(self.index.queued(limit))
         done: list[str] = []
         while (limit is None or len(done) < limit) and (until is None or time.monotonic() < until):
@@ -180,7 +183,7 @@ class Pipeline:
         """The work on a claimed job's note; a failure gives the job back, counted."""
         try:
             note = self.index.get(note_id)
-            if note is not None:
+            if note is not None and note.extra.get("pinned") is not True:  # pinned since it was queued: left alone
                 self._complete(note)
         except Exception as exc:
             self.queue.release(note_id, f"{type(exc).__name__}: {exc}")
@@ -241,6 +244,16 @@ class Pipeline:
             if QUEUED in new.metadata:
                 with self.index.transaction():
                     self.index.enqueue([note.id], new.metadata[QUEUED])
+
+    def queue_new(self, notes: list[Note]) -> None:
+        """Notes a person added by hand (files amem never wrote, seen for the first time)
+        get the work an added note gets, queued: built (what they lack), linked, evolved.
+        Their files are left as they are until that work writes them. Not pinned ones."""
+        todo = [n.id for n in notes if n.extra.get("pinned") is not True]
+        if not todo or self.vault.read_only:  # (a read-only vault: amem may not write there)
+            return
+        with self.index.transaction():
+            self.index.enqueue(todo, now().isoformat())
 
     def has_model(self) -> bool:
         """Whether a model is configured and can be found (else there is no model work to queue)."""

@@ -137,6 +137,9 @@ class NoteWriter:
         new = change(current.copy())
         if new == current:
             return current, None
+        if new.created_at is None:  # a person's file without a date: the one it is indexed with (its file's time)
+            indexed = self.index.get(note_id)
+            new.created_at = indexed.created_at if indexed is not None else None
         new.updated_at = now()
         text = render_note(new)
         if journal is not None:

@@ -214,7 +214,7 @@ def test_a_day_first_export_imports_and_an_unreadable_date_is_one_line(run, vaul
     assert days == ["2023-12-29", "2023-12-29"]
 
 
-def test_no_model_queues_nothing_and_wait_does_the_work_before_returning(run, vault, tmp_path):
+def test_no_model_queues_nothing_and_wait_does_the_work_before_returning(run, vault, tmp_path, monkeypatch):
     res = run("--llm", "none", "import", jsonl(tmp_path / "a.jsonl", {"content": "Tea notes about Alice"}), "--json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["queued"] == 0 and "queued" not in res.stderr
@@ -223,7 +223,21 @@ def test_no_model_queues_nothing_and_wait_does_the_work_before_returning(run, va
     assert json.loads(res.stdout)["queued"] == 0
     assert index_rows(vault, "SELECT count(*) FROM jobs") == [(0,)]
     assert all(n.keywords and n.boxes for n in notes_by_source(vault).values())
-    res = run("--llm", "fake", "import", jsonl(tmp_path / "c.jsonl", {"content": "Cocoa"}), "--defer", "--json")
+    monkeypatch.setenv("AMEM_LLM", "fake")  # the vault's own model: its work may wait in the queue
+    res = run("import", jsonl(tmp_path / "c.jsonl", {"content": "Cocoa"}), "--defer", "--json")
     assert json.loads(res.stdout)["queued"] == 1  # --defer: the old name of --no-wait
     res = run("import", str(tmp_path / "c.jsonl"), "--wait", "--no-wait")
     assert res.exit_code == 2 and "contradict" in res.stderr
+
+
+def test_work_asked_of_another_model_is_done_now_not_queued_for_the_vaults(run, vault, monkeypatch):
+    """A job names no model and the warm server or `amem process` works it with the vault's
+    own: a command that asks for another model does its work before it returns."""
+    monkeypatch.setenv("AMEM_LLM", "fake")  # the vault's model
+    res = run("add", "Tea notes about Alice", "--json")
+    assert json.loads(res.stdout)["queued"] == 1
+    monkeypatch.setenv("AMEM_LLM", "none")  # the vault's: none; this command's: fake
+    res = run("--llm", "fake", "add", "Coffee notes about Bob", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["queued"] == 0
+    assert index_rows(vault, "SELECT count(*) FROM jobs") == [(1,)]  # the first note's only

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import datetime, timezone
 
 import pytest
 
@@ -45,10 +46,13 @@ def fixed_and_consistent(mem, *expected_kinds: str) -> list[str]:
 
 @pytest.fixture
 def three(memory):
-    """a links b (b has the backlink), c stands alone; indexed and embedded."""
-    write(memory, Note("a", "Alpha about apples", links=["b"]))
-    write(memory, Note("b", "Beta about bananas", backlinks=["a"]))
-    write(memory, Note("c", "Gamma about cherries"))
+    """a links b (b has the backlink), c stands alone; indexed and embedded. Written as
+    amem writes notes (with an `updated` time: a file without one is a person's, whose
+    work is queued when it is first indexed)."""
+    at = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    write(memory, Note("a", "Alpha about apples", links=["b"], updated_at=at))
+    write(memory, Note("b", "Beta about bananas", backlinks=["a"], updated_at=at))
+    write(memory, Note("c", "Gamma about cherries", updated_at=at))
     settle(memory)
     return memory
 

@@ -40,7 +40,7 @@ def serve(
             raise VaultError("another amem server is serving this vault", hint="`amem server status` shows it")
     except (OSError, ValueError):
         pass  # nobody listening: ours to start
-    Server(c.settings, idle_timeout=idle_timeout).run()
+    Server(c.settings, idle_timeout=idle_timeout, settings_now=session(ctx).settings).run()
 
 
 def _root(ctx: typer.Context):
