@@ -143,10 +143,11 @@ def test_reimport_adds_nothing_and_new_lines_continue_the_sequence(run, vault, t
     assert by_source["log.jsonl#L4"].previous == by_source["log.jsonl#L3"].id
 
 
-def test_model_work_is_queued_then_processed(run, vault, tmp_path):
+def test_model_work_is_queued_then_processed(run, vault, tmp_path, monkeypatch):
     path = jsonl(tmp_path / "later.jsonl", {"content": "Deferred tea notes about Alice"},
                  {"content": "Deferred coffee notes about Bob"})
-    res = run("--llm", "fake", "import", path)  # a model: its work is queued (`--no-wait`, the default)
+    monkeypatch.setenv("AMEM_LLM", "fake")  # the vault's own model
+    res = run("import", path)  # a model: its work is queued (`--no-wait`, the default)
     assert res.exit_code == 0, res.output
     assert "queued the model's work on 2 notes" in res.stderr and "amem process" in res.stderr
     assert all(not n.keywords and not n.boxes for n in notes_by_source(vault).values())

@@ -18,6 +18,12 @@ from conftest import index_rows
 from amem_cli.cli import confirm
 from amem_cli.markdown import parse_note
 
+@pytest.fixture(autouse=True)
+def vaults_model(monkeypatch):
+    """The fake model is the vault's own (work asked of another model is done at once)."""
+    monkeypatch.setenv("AMEM_LLM", "fake")
+
+
 SESSION = "\n\n".join(f"{'user' if i % 2 == 0 else 'assistant'}: message {i} about walrus number {i}" for i in range(6))
 
 
@@ -45,7 +51,7 @@ def test_add_queues_the_model_work_and_says_so(run, vault):
     assert note["queued"] == 1
     waited = json.loads(_add(run, "Seals sleep on ice", "--wait", "--json").stdout)
     assert waited["queued"] == 0 and waited["keywords"] and "amem_queued" not in waited["metadata"]
-    res = run("add", "no model here", "--json")  # the tests' default: --llm none
+    res = run("--llm", "none", "add", "no model here", "--json")
     assert json.loads(res.stdout)["queued"] == 0 and "queued" not in res.stderr
     assert index_rows(vault, "SELECT count(*) FROM jobs") == [(2,)]
 

@@ -276,7 +276,8 @@ def test_deferred_notes_are_stored_at_once_and_processed_later(vault):
     runner = CliRunner()
     res = runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", "process", "--json"])
     assert res.exit_code == 0 and f'"{c.id}"' in res.output and '"queued": 0' in res.output
-    res = runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", "--llm", "fake", "add", "--defer", "queued from the shell"])
+    res = runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", "add", "--defer", "queued from the shell"],
+                        env={"AMEM_LLM": "fake"})  # the vault's own model (work for another is done at once)
     assert res.exit_code == 0
     with AgentMemory(vault, embedder="fake", llm="none") as mem:
         assert mem._c.index.queued() == [res.stdout.strip()]
