@@ -149,3 +149,17 @@ def m008_link_names(db):
 
     for row in db.execute(f"SELECT path, {NOTE_COLS} FROM notes").fetchall():
         index_links(db, note_from_row(row[1:]), row[0])
+
+
+@migrations()
+def m009_own_words(db):
+    # The full-text row of a note a model wrote fields of holds the deterministic
+    # method's version of those fields (`SqliteIndex.mark_embedded`), made with its
+    # vectors: embed those notes again so they have it.
+    db.execute("ALTER TABLE notes ADD COLUMN own_words TEXT")
+    db.execute(
+        """
+        UPDATE notes SET embedded_hash = NULL
+        WHERE json_valid(metadata) AND json_array_length(metadata, '$.amem_generated') > 0
+        """
+    )
