@@ -216,8 +216,8 @@ class SqliteIndex:
         # across many notes and crowd out the note that says the thing. In their place
         # the deterministic method's fields (`own_words`, once the note is embedded):
         # without them a note the model labelled ranks below the same note labelled
-        # without a model (LoCoMo recall@10 with the bundled model's vaults 0.762, with
-        # them 0.774; --llm none 0.775).
+        # without a model (LoCoMo dev recall@10 with the bundled model's vaults 0.762,
+        # with them 0.772; --llm none 0.775).
         own = json.loads(own_words) if own_words else {}
         for name in Note("", "", metadata=json.loads(metadata)).generated:
             if name in fields:
