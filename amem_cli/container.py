@@ -13,7 +13,7 @@ from .embed.base import Embedder
 from .index.sqlite import SqliteIndex
 from .index.vectors import VectorIndex
 from .llm.base import LLM
-from .steps.construct import PhraseVectors, unaided_texts
+from .steps.construct import PhraseVectors, unaided_notes
 from .places import cache_root
 from .services.importer import Importer
 from .services.indexer import Indexer
@@ -88,7 +88,7 @@ class Container:
     @cached_property
     def indexer(self) -> Indexer:
         indexer = Indexer(
-            self.vault, self.index, lambda: self.embedder, lambda: self.vectors, unaided_texts,
+            self.vault, self.index, lambda: self.embedder, lambda: self.vectors, unaided_notes,
             sync_interval=self.settings.sync_interval,
         )
         # Whatever command's sync sees a person's edit of a note's text, its derived fields

@@ -50,16 +50,16 @@ class Indexer:
         index: SqliteIndex,
         embedder: Callable[[], Embedder],
         vectors: Callable[[], VectorIndex],
-        unaided_texts: Callable[[list[Note], Embedder], dict[str, str]],
+        unaided_notes: Callable[[list[Note], Embedder], dict[str, Note]],
         sync_interval: float = 0.0,
     ):
         self.vault = vault
         self.index = index
         self._embedder = embedder
         self._vectors = vectors
-        # {id: text} of notes as they would be without a model's fields: the pipeline's
-        # deterministic method (`steps.construct.unaided_texts`), given by the container.
-        self._unaided_texts = unaided_texts
+        # {id: note} as each would be without a model's fields: the pipeline's
+        # deterministic method (`steps.construct.unaided_notes`), given by the container.
+        self._unaided_notes = unaided_notes
         self._vectors_seen: str | None = None  # the last vector write this process knows of
         self.problems: list[str] = []  # bad files met by sync in this run, for the caller to show
         # A long-lived process (the API) looks at the files at most this often; its own
@@ -309,17 +309,17 @@ class Indexer:
                 out[k] = vector
         return out
 
-    def _texts(self, notes: list[Note]) -> dict[str, str]:
+    def _texts(self, notes: list[Note], unaided: dict[str, Note]) -> dict[str, str]:
         """{vector id: text} for these notes: each note's whole text and, when a model
-        wrote some of its fields, the note as it would be without the model too. A
-        model's fields only add a way to find a note: a small model's vague context or
-        broad tags must not move the note's only vector away from what it says."""
+        wrote some of its fields, the note as it would be without the model too
+        (`unaided`: {id: that note}). A model's fields only add a way to find a note: a
+        small model's vague context or broad tags must not move the note's only vector
+        away from what it says."""
         out: dict[str, str] = {}
-        unaided_texts = self._unaided_texts(notes, self._embedder())
         for note in notes:
             whole = out[note.id] = note.embedding_text()
-            if unaided_texts.get(note.id, whole) != whole:
-                out[vector_ids(note.id)[1]] = unaided_texts[note.id]
+            if note.id in unaided and (own := unaided[note.id].embedding_text()) != whole:
+                out[vector_ids(note.id)[1]] = own
         return out
 
     def vectors(self) -> VectorIndex:
@@ -393,13 +393,14 @@ class Indexer:
                 batch = pending[start : start + EMBED_BATCH]
                 notes = self.index.get_many(batch, links=False)
                 ids = [i for i in batch if i in notes]
-                texts = self._texts([notes[i] for i in ids])
+                unaided = self._unaided_notes([notes[i] for i in ids], self._embedder())
+                texts = self._texts([notes[i] for i in ids], unaided)
                 vectors.upsert(list(texts), self._embed(list(texts.values())))
                 # A note whose fields a person has taken over keeps one vector.
                 vectors.delete([second for i in ids if (second := vector_ids(i)[1]) not in texts])
                 self._wrote_vectors()
                 with self.index.transaction():
-                    self.index.mark_embedded(ids)
+                    self.index.mark_embedded(ids, unaided)
                 done += len(ids)
                 if progress:
                     progress(done, len(pending))

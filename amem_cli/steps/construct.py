@@ -135,12 +135,12 @@ def unaided(note: Note, embedder: Embedder | None) -> Note:
     return replace(note, keywords=c.keywords, tags=c.tags, context=c.context)
 
 
-def unaided_texts(notes: list[Note], embedder: Embedder) -> dict[str, str]:
-    """{id: embedding text of the note as it would be without a model (`unaided`)}, for
-    the notes a model wrote fields of; keyword extraction's embeddings in one batch."""
+def unaided_notes(notes: list[Note], embedder: Embedder) -> dict[str, Note]:
+    """{id: the note as it would be without a model (`unaided`)}, for the notes a model
+    wrote fields of; keyword extraction's embeddings in one batch."""
     aided = [n for n in notes if n.generated]
     batched = BatchedEmbedder(embedder, [n.content for n in aided if "keywords" in n.generated])
-    return {n.id: unaided(n, batched).embedding_text() for n in aided}
+    return {n.id: unaided(n, batched) for n in aided}
 
 
 class PhraseVectors:

@@ -1,4 +1,5 @@
-"""A note a model wrote fields of has a second vector, of the note in its own words: the
+"""A note a model wrote fields of has a second vector, of the note in its own words, and
+its keyword index holds the deterministic method's fields in place of the model's: the
 model's fields add a way to find it and never move it away from what it says."""
 
 from __future__ import annotations
@@ -91,3 +92,21 @@ def test_an_index_made_before_embeds_model_written_notes_again(mem):
     m007_own_words_vectors(index.db)
     assert index.pending_embeddings() == [enriched.id]
     assert plain.id not in index.pending_embeddings()
+
+
+def keyword_score(mem: AgentMemory, query: str) -> float | None:
+    hits = mem.search(query, top_k=1, mode="keyword")
+    return hits[0].sources["keyword"]["score"] if hits else None
+
+
+def test_a_note_a_model_labelled_ranks_by_keywords_as_it_would_without_the_model(vault, tmp_path):
+    query = "Who painted the sunrise over the lake?"
+    (tmp_path / "plain").mkdir()
+    with AgentMemory(tmp_path / "plain", embedder="fake") as plain:  # no model
+        note = plain.add(PAINTING)
+        without_model = keyword_score(plain, query)
+    assert note.keywords and note.tags and note.context  # the deterministic fields the keyword index holds
+    with AgentMemory(vault, embedder="fake", llm=vague_model()) as mem:
+        assert mem.add(PAINTING).generated == ["keywords", "tags", "context"]
+        assert keyword_score(mem, query) == pytest.approx(without_model)
+        assert keyword_score(mem, "life events") is None  # the model's tags, no word of the note
