@@ -255,3 +255,21 @@ def run_amem(amem_cmd):
 
     return run
 
+
+
+def served(run_amem, vault: Path, server_env: dict[str, str]):
+    """The body of a fixture: `amem --dir VAULT ARGS` with the warm server on (its
+    environment `server_env`); every server is stopped at the end."""
+    import json
+    import signal
+
+    run_amem("--dir", vault, "init", env=server_env, check=True)
+
+    def run(*args, env=None, **kw):
+        return run_amem("--dir", vault, *args, env={**server_env, **(env or {})}, **kw)
+
+    yield run
+    run("server", "stop")
+    info = vault / ".amem" / "server.json"
+    if info.exists():  # a server that would not stop
+        os.kill(json.loads(info.read_text())["pid"], signal.SIGKILL)

@@ -12,7 +12,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import fake_server, index_rows, wait_until
+from conftest import fake_server, index_rows, served, wait_until
 
 SERVER = {"AMEM_SERVER": "auto", "AMEM_EMBEDDER": "fake"}
 
@@ -20,16 +20,7 @@ SERVER = {"AMEM_SERVER": "auto", "AMEM_EMBEDDER": "fake"}
 @pytest.fixture
 def amem(run_amem, vault):
     """`amem --dir VAULT ARGS` with the server on; every server is stopped at the end."""
-    run_amem("--dir", vault, "init", env=SERVER, check=True)
-
-    def run(*args, env=None, **kw):
-        return run_amem("--dir", vault, *args, env={**SERVER, **(env or {})}, **kw)
-
-    yield run
-    run("server", "stop")
-    info = vault / ".amem" / "server.json"
-    if info.exists():  # a server that would not stop
-        os.kill(json.loads(info.read_text())["pid"], signal.SIGKILL)
+    yield from served(run_amem, vault, SERVER)
 
 
 def _status(amem) -> dict:

@@ -6,11 +6,9 @@ changed (a config edit) stops, as before."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 
 import pytest
-from conftest import index_rows, wait_until
+from conftest import index_rows, served, wait_until
 
 # The server's model: the scripted fake (fast); the test process's own AMEM_LLM is "none".
 SERVER = {"AMEM_SERVER": "auto", "AMEM_EMBEDDER": "fake", "AMEM_LLM": "fake"}
@@ -18,16 +16,7 @@ SERVER = {"AMEM_SERVER": "auto", "AMEM_EMBEDDER": "fake", "AMEM_LLM": "fake"}
 
 @pytest.fixture
 def amem(run_amem, vault):
-    run_amem("--dir", vault, "init", env=SERVER, check=True)
-
-    def run(*args, env=None, **kw):
-        return run_amem("--dir", vault, *args, env={**SERVER, **(env or {})}, **kw)
-
-    yield run
-    run("server", "stop")
-    info = vault / ".amem" / "server.json"
-    if info.exists():
-        os.kill(json.loads(info.read_text())["pid"], signal.SIGKILL)
+    yield from served(run_amem, vault, SERVER)
 
 
 def _status(amem) -> dict:

@@ -58,7 +58,8 @@ def llm_server(tmp_path_factory):
 
 
 def test_notes_are_built_linked_and_evolved_through_the_endpoint(llm_server, tmp_path):
-    with AgentMemory(tmp_path / "v", embedder="fake", llm="openai", llm_url=llm_server, link_threshold=0.0) as mem:
+    with AgentMemory(tmp_path / "v", embedder="fake", llm="openai", llm_url=llm_server, link_threshold=0.0,
+                     model_fields="all") as mem:  # every step through the endpoint
         assert mem._c.llm.identity.startswith(f"openai:{llm_server}")
         a = mem.add("We run long Postgres migrations at night so that table locks never block a deploy.")
         b = mem.add("The deploy failed because the Postgres migration locked the users table.")
