@@ -85,14 +85,20 @@ def command(name: str | None = None, *, action: Callable[..., Any] | None = None
             else:
                 def work(_session: Session, **kw: Any) -> None:
                     fn(**kw)
-            code = run_guarded(work, session(ctx), kw, passing=(typer.Exit, typer.Abort))
-            if code:
-                raise typer.Exit(code)
+            guarded(ctx, work, kw)
 
         (group or app).command(name, **kwargs)(wrapper)
         return fn
 
     return register
+
+
+def guarded(ctx: typer.Context, work: Callable[..., Any], kw: dict[str, Any]) -> None:
+    """`work(session, **kw)` behind the error boundary (`session.run_guarded`), its exit
+    status as Typer's exit."""
+    code = run_guarded(work, session(ctx), kw, passing=(typer.Exit, typer.Abort))
+    if code:
+        raise typer.Exit(code)
 
 
 def session(ctx: typer.Context) -> Session:

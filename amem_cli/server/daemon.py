@@ -224,7 +224,7 @@ class Server:
                 return {"retry": "stopping"}  # the client does it in its own process
             self._running += 1
         try:
-            # A command without a model does its work as in its own process: no model work to queue.
+            # in_server: this server's own container, whose worker works the queue with the same model.
             cx = operations.Context(container, in_server=container is self.container, warnings=notices,
                                     progress=lambda done, total: send(progress_event(done, total)))
             with self.turn.held():

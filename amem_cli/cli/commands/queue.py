@@ -7,10 +7,9 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
-from ..app import app, call, command, session
+from ..app import app, call, command, guarded
 from ..options import JsonOpt
 from ..output import console, escape, print_json, queue_line, snippet
-from ..session import run_guarded
 
 queue_app = typer.Typer(help="The queued model work: list it, or cancel it.", rich_markup_mode=None)
 app.add_typer(queue_app, name="queue")
@@ -26,9 +25,7 @@ def queue(
     it is done, with the time left at the measured rate."""
     if ctx.invoked_subcommand is not None:
         return
-    code = run_guarded(_list, session(ctx), {"limit": limit, "json_output": json_output})
-    if code:
-        raise typer.Exit(code)
+    guarded(ctx, _list, {"limit": limit, "json_output": json_output})
 
 
 def _list(s, limit: int, json_output: bool) -> None:
