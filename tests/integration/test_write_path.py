@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import time
 
 import pytest
-from conftest import wait_until
+from conftest import served, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -31,17 +30,11 @@ def session_text(messages: int = 40) -> str:
 
 @pytest.fixture
 def amem(run_amem, vault):
-    run_amem("--dir", vault, "init", env=ENV, check=True)
-
-    def run(*args, **kw):
-        return run_amem("--dir", vault, *args, env=ENV, **kw)
-
+    server = served(run_amem, vault, ENV)
+    run = next(server)
     yield run
     run("queue", "cancel", "--all")  # the model's work would take minutes: dropped, not waited for
-    run("server", "stop", timeout=120)
-    info = vault / ".amem" / "server.json"
-    if info.exists():
-        os.kill(json.loads(info.read_text())["pid"], signal.SIGKILL)
+    next(server, None)  # stops the server
 
 
 def test_ingest_through_the_warm_server_returns_before_the_model_works(amem, amem_cmd, vault):
