@@ -1,5 +1,5 @@
-"""The ONNX embedder against sentence-transformers on the real all-MiniLM-L6-v2: the same
-vectors and identity, a fresh process that never imports torch, and a cache that is reused
+"""The ONNX embedder against sentence-transformers on the real all-MiniLM-L6-v2: vectors
+within cosine 0.97 (int8 weights) and the same identity, a fresh process that never imports torch, and a cache that is reused
 and repaired. The model is exported once per test session (into the session's AMEM_CACHE_DIR)."""
 
 from __future__ import annotations
@@ -69,20 +69,35 @@ def cosines(a, b) -> np.ndarray:
     return (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 
 
-def test_same_vectors_as_sentence_transformers(onnx_embedder, st_embedder):
+def test_near_the_vectors_of_sentence_transformers(onnx_embedder, st_embedder):
+    """int8 weights move each vector a little (measured here: cosine 0.976-0.996, least for
+    one-character texts); what that does to search is measured by benchmarks/locomo.py."""
     ours, theirs = onnx_embedder.embed(TEXTS), st_embedder.embed(TEXTS)
     assert len(ours) == len(TEXTS) and all(len(v) == 384 for v in ours)
-    assert cosines(ours, theirs).min() >= 0.9999
+    assert cosines(ours, theirs).min() >= 0.97
+    assert cosines(ours, theirs).mean() >= 0.985
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
 
 
+def test_the_export_is_quantized(onnx_embedder, cache_dir):
+    """The cached file runs its matrix products on int8 weights (what makes it ~2.8x faster)."""
+    import onnx as onnx_format
+
+    graph = onnx_format.load(str(onnx_path(cache_dir=cache_dir)), load_external_data=False).graph
+    weights = {w.name for w in graph.initializer}
+    products = [node for node in graph.node if node.op_type in ("MatMul", "MatMulInteger")]
+    by_weight = [node.op_type for node in products if weights & set(node.input)]
+    assert len(by_weight) >= 36 and set(by_weight) == {"MatMulInteger"}  # 6 layers x 6 weight matrices
+
+
 @pytest.mark.parametrize("cores", [1, 3])
-def test_batching_and_padding_do_not_change_vectors(onnx_embedder, cache_dir, monkeypatch, cores):
-    """Runs of 3 texts, in turn or on 3 workers at once: each text keeps its own vector."""
+def test_a_text_has_one_vector_whatever_it_is_embedded_with(onnx_embedder, cache_dir, monkeypatch, cores):
+    """All the texts at once, in turn or on 3 workers, against each alone: the same vectors
+    (int8 runs scale their input as a whole, so texts run together would differ)."""
     monkeypatch.setattr("amem_cli.embed.onnx._cores", lambda: cores)
-    small_batches = OnnxEmbedder(cache_dir=cache_dir, batch_size=3).embed(TEXTS)
+    together = OnnxEmbedder(cache_dir=cache_dir).embed(TEXTS)
     one_by_one = [onnx_embedder.embed([t])[0] for t in TEXTS]
-    assert cosines(small_batches, one_by_one).min() >= 0.9999
+    assert cosines(together, one_by_one).min() >= 0.9999
 
 
 def test_identity_is_that_of_sentence_transformers(onnx_embedder, st_embedder):
@@ -128,8 +143,9 @@ def test_damaged_cache_file_is_exported_again(onnx_embedder, cache_dir, tmp_path
     data = good.read_bytes()
     path.write_bytes({"truncated": data[: len(data) // 2], "garbage": b"not a model" * 100, "empty": b""}[damage])
     exports = []
-    # A copy of the session's export stands in for torch (one real export per session).
+    # A copy of the session's export stands in for torch and the quantizer (one real export per session).
     monkeypatch.setattr(onnx, "_export", lambda layout, out: (exports.append(out), shutil.copyfile(good, out)))
+    monkeypatch.setattr(onnx, "_quantize", shutil.copyfile)
     vector = OnnxEmbedder(cache_dir=tmp_path).embed(["how long should I cook noodles"])
     assert len(exports) == 1
     assert path.read_bytes() == data

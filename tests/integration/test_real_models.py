@@ -190,7 +190,7 @@ def test_rebuild_from_files_gives_same_results(corpus_vault, tmp_path):
                 out[mode, q] = [(h.note.id, round(h.score, 4)) for h in mem.search(q, mode=mode, top_k=5)]
         return out
 
-    with AgentMemory(vault, embedder="sentence-transformers") as mem:
+    with AgentMemory(vault) as mem:
         before = results(mem)
     shutil.rmtree(vault / ".amem")
     res = CliRunner().invoke(app, ["--dir", str(vault), "reindex", "--json"])  # the default (real) embedder
