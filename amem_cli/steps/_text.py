@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from ..text import is_stopword as function_word
 from ..text import words
@@ -40,6 +41,7 @@ _SUFFIXES = (
 )
 
 
+@lru_cache(maxsize=1 << 16)  # box and link checks stem the same words note after note
 def stem(word: str) -> str:
     """A crude suffix stripper: good enough to match "locked"/"locking"/"lock"."""
     w = word.casefold().replace("’", "'")
