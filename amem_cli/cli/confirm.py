@@ -28,8 +28,9 @@ LARGE_BYTES = 2 * 2**20
 
 def confirm_large(session: Session, what: str, notes: int, size: int, *, wait: bool, yes: bool) -> None:
     """Ask before `what` (e.g. "ingest 3 files") of `notes` notes and `size` bytes, when it
-    is large. Raises AmemError when the answer is no."""
-    if yes or (notes <= LARGE_NOTES and size <= LARGE_BYTES):
+    is large. Raises AmemError when the answer is no. Without a model (`--llm none`)
+    there is no long work to warn of: the notes are stored at ~100 a second."""
+    if yes or (notes <= LARGE_NOTES and size <= LARGE_BYTES) or session.settings().llm == "none":
         return
     work = "the model's work on each is done before it returns" if wait else "the model's work on each is queued"
     per_note = session.call("queue", {"limit": 1})["summary"]["seconds_per_job"]

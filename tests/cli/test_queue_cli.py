@@ -161,6 +161,14 @@ def test_a_large_input_in_a_script_goes_on_and_says_what_it_queued(run, vault, s
     assert res.exit_code == 0 and "up to" not in res.stderr
 
 
+def test_a_large_input_without_a_model_neither_asks_nor_warns(run, vault, small_limits, monkeypatch):
+    """With `--llm none` nothing long is queued: the notes are simply stored."""
+    monkeypatch.setattr(confirm, "_terminal", lambda: pytest.fail("nothing to ask about"))
+    res = run("--llm", "none", "ingest", "--json", input=SESSION)
+    assert res.exit_code == 0 and json.loads(res.stdout)["ingested"] == 6, res.output
+    assert "up to" not in res.stderr and "queued" not in res.stderr
+
+
 def test_server_status_loads_neither_the_services_nor_typer(vault):
     """`amem server status` finds the vault as the client does (building the services cost
     ~0.4 s of its 0.7 s) and is read without Typer (~0.1 s), as the everyday commands are."""
