@@ -192,50 +192,79 @@ def link_messages(
     ]
 
 
-# -- 3. evolve: the neighbour's context and tags --------------------------------------
+# -- 3. evolve: the linked notes' contexts and tags, all in one answer ---------------
 
 _EVOLVE_SYSTEM = (
-    "A new note was added to a memory. Rewrite the context (one sentence) and tags of "
-    "an older note so they show how it relates to the new note. Reply in JSON with "
-    "context and tags."
+    "A new note was added to a memory. For each older note, numbered, answer with its "
+    "number; where the new note changes how that older note should be described, add a "
+    "new context (one sentence about the older note) and tags for it. Give only the "
+    "number to keep a note as it is. Reply in JSON."
 )
 
 _EVOLVE_EXAMPLE = (
-    "New note: " + fenced("The team moved CI from Jenkins to GitHub Actions.") + "\n\n"
-    "Older note: " + fenced("Jenkins builds take 40 minutes on the old server.",
-                            "Context: Jenkins builds are slow.", "Tags: ci, jenkins")
+    "New note: " + fenced("The team moved CI from Jenkins to GitHub Actions.") + "\n\nOlder notes:\n"
+    "1. " + fenced("Jenkins builds take 40 minutes on the old server.",
+                   "Context: Jenkins builds are slow.", "Tags: ci, jenkins") + "\n"
+    "2. " + fenced("The office coffee machine was repaired on Friday.",
+                   "Context: The coffee machine works again.", "Tags: office")
 )
 _EVOLVE_ANSWER = {
-    "context": "Slow Jenkins builds that led the team to move CI to GitHub Actions.",
-    "tags": ["ci", "jenkins", "github actions"],
+    "notes": [
+        {
+            "note": 1,
+            "context": "Slow Jenkins builds that led the team to move CI to GitHub Actions.",
+            "tags": ["ci", "jenkins", "github actions"],
+        },
+        {"note": 2},
+    ]
 }
+# The most older notes one call decides on: each adds its text to the prompt and up to
+# ~70 tokens to the answer, and all must fit the context window.
+MAX_EVOLVE_NOTES = 5
+EVOLVE_TOKENS_PER_NOTE = 70
 
-EVOLVE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "context": _sentence_schema(CONTEXT_MAX_CHARS),
-        "tags": {"type": "array", "items": _item_schema(TAG_MAX_CHARS), "maxItems": 5},
-    },
-    "required": ["context", "tags"],
-}
+
+def evolve_item_schema(n_notes: int) -> dict[str, Any]:
+    """One older note's answer: its number, and a new context and tags, or neither (kept)."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "note": {"type": "integer", "enum": list(range(1, n_notes + 1))},
+            "context": _sentence_schema(CONTEXT_MAX_CHARS),
+            "tags": {"type": "array", "items": _item_schema(TAG_MAX_CHARS), "maxItems": 5},
+        },
+        "required": ["note"],
+    }
+
+
+def evolve_schema(n_notes: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"notes": {"type": "array", "items": evolve_item_schema(n_notes), "maxItems": n_notes}},
+        "required": ["notes"],
+    }
 
 
 def evolve_messages(
     new_content: str,
     new_keywords: Sequence[str],
     new_context: str,
-    old_content: str,
-    old_context: str,
-    old_tags: Sequence[str],
+    older: Sequence[tuple[str, str, Sequence[str]]],
 ) -> list[Message]:
+    """`older`: (content, context, tags) of each older note, shown as number i+1."""
     new = clip(new_content, MAX_NOTE_CHARS // 2) + (f" ({clip(new_context, 160)})" if new_context else "")
-    old = fenced(
-        clip(old_content, MAX_NOTE_CHARS // 2),
-        "Context: " + (clip(old_context, 200) or "none"),
-        "Tags: " + (", ".join(old_tags) or "none"),
-    )
-    user = "New note: " + fenced(new) + "\n\nOlder note: " + old
+    lines = [
+        f"{i}. "
+        + fenced(
+            clip(content, MAX_NOTE_CHARS // 2),
+            "Context: " + (clip(context, 200) or "none"),
+            "Tags: " + (", ".join(tags) or "none"),
+        )
+        for i, (content, context, tags) in enumerate(older, start=1)
+    ]
+    user = "New note: " + fenced(new) + "\n\nOlder notes:\n" + "\n".join(lines)
     return [
         _system(_EVOLVE_SYSTEM),
         *_shot(_EVOLVE_EXAMPLE, _EVOLVE_ANSWER),

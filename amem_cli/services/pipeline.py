@@ -14,7 +14,7 @@ from datetime import timedelta
 from ..errors import AmemError, ConflictError
 from ..llm.base import LLM, LLMError
 from ..models import MODEL_FIELDS, Note
-from ..steps import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
+from ..steps import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolutions
 from ..steps.construct import BatchedEmbedder, PhraseVectors, cosine
 from ..timeutil import now
 from .jobs import QUEUED, JobQueue
@@ -271,17 +271,18 @@ class Pipeline:
         notes = [n for n in notes if n.id in vectors]
         candidates = self._candidates(notes, vectors)
         pairs: list[tuple[str, str]] = []
-        evolutions: list[tuple[Note, str]] = []
+        evolving: list[tuple[Note, list[str]]] = []
         for note in notes:
             linked_now = {a if b == note.id else b for a, b in pairs if note.id in (a, b)}
             linked = self.propose_links(note, candidates[note.id], exclude=linked_now)
             # Decided before the backlinks are written: that write would make a
             # person's note look as if amem had written it last.
-            evolutions += [(note, t) for t in linked if self._may_evolve(t)]
+            evolving.append((note, [t for t in linked if self._may_evolve(t)]))
             pairs += [(note.id, t) for t in linked]
         self._apply_links(pairs)
-        for note, target in evolutions:
-            self._evolve(note, target)
+        for note, targets in evolving:
+            for target, changes in self._proposed_evolutions(note, targets).items():
+                self._revise(target, changes, note.id)
 
     def revisit(self, note_id: str, *, dry_run: bool = False) -> dict:
         """`amem evolve`: link an existing note again and let all its linked notes evolve.
@@ -289,11 +290,7 @@ class Pipeline:
         note = self.writer.get(note_id)
         vector = self.indexer.vectors_of([note_id]).get(note_id)
         new_links = self.propose_links(note, self._candidates([note], {note_id: vector})[note_id]) if vector is not None else []
-        evolutions = {}
-        for target in dict.fromkeys(note.links + note.backlinks + new_links):
-            changes = self._proposed_evolution(note, target)
-            if changes:
-                evolutions[target] = changes
+        evolutions = self._proposed_evolutions(note, list(dict.fromkeys(note.links + note.backlinks + new_links)))
         if not dry_run:
             self._apply_links([(note_id, t) for t in new_links])
             evolutions = {t: changes for t, changes in evolutions.items() if self._revise(t, changes, note_id)}
@@ -355,19 +352,18 @@ class Pipeline:
         named = {*written, *self.index.resolve(written).values()}
         return [*written, *(i for i in dict.fromkeys(ids) if i not in named)]
 
-    def _evolve(self, new: Note, target_id: str) -> None:
-        changes = self._proposed_evolution(new, target_id)
-        if changes:
-            self._revise(target_id, changes, new.id)
-
-    def _proposed_evolution(self, new: Note, target_id: str) -> dict | None:
-        """The context/tags change the model proposes for a linked note, or None (no
-        model, a pinned or hand-edited note, or nothing usable)."""
-        if not self._may_evolve(target_id):
-            return None
-        decision = decide_evolution(NewNote(new.content, new.keywords, new.context), self.index.get(target_id), llm=self.llm)
-        self.stats.count(decision)
-        return decision.evolution.changes() if decision.evolution else None
+    def _proposed_evolutions(self, new: Note, target_ids: list[str]) -> dict[str, dict]:
+        """{linked note id: the context/tags change the model proposes for it}, decided in one
+        call; left out: the notes with nothing usable, and those that may not evolve (no
+        model, pinned or hand-edited)."""
+        target_ids = [t for t in target_ids if self._may_evolve(t)]
+        found = self.index.get_many(target_ids, links=False)
+        targets = [found[t] for t in target_ids if t in found]
+        if not targets:
+            return {}
+        decisions = decide_evolutions(NewNote(new.content, new.keywords, new.context), targets, llm=self.llm)
+        self.stats.count(decisions)
+        return {e.neighbour_id: e.changes() for e in decisions.evolutions}
 
     def _revise(self, target_id: str, changes: dict, cause: str) -> bool:
         """Whether the note evolved: not when a person saved it meanwhile (it is theirs now)."""

@@ -11,7 +11,7 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.config import MEASURED_MODEL_FIELDS, load_settings, model_fields
 from amem_cli.errors import UsageError
-from amem_cli.llm.fake import ScriptedLLM
+from amem_cli.llm.fake import ScriptedLLM, evolution_reply
 from amem_cli.models import MODEL_FIELDS
 from amem_cli.steps import summary_sentence
 
@@ -25,9 +25,10 @@ def eager_model(asked: list[set[str]]):
 
     def reply(messages, schema):
         names = set(schema.get("properties", {}))
-        if "Older note:" in messages[-1]["content"]:
+        if names == {"notes"}:
             asked.append({"evolution"})
-            return {"context": "The nightly reporting job reads the Postgres replica.", "tags": ["reporting", "replica"]}
+            return evolution_reply(messages, schema, lambda older: {
+                "context": "The nightly reporting job reads the Postgres replica.", "tags": ["reporting", "replica"]})
         asked.append(names)
         if names <= {"keywords", "tags", "context"}:
             data = {"keywords": ["reporting job", "Postgres driver"], "tags": ["reporting", "postgres"],
