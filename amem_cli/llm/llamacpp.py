@@ -177,6 +177,9 @@ class LlamaCppLLM:
                 f"cannot load LLM model {path.name}: {exc}",
                 hint="is it a valid GGUF file? try another --model, or `--llm none`",
             ) from exc
+        from amem_cli.llm.prompt_states import PromptStates
+
+        self._llama.set_cache(PromptStates())  # each prompt's fixed part evaluated once
         return self._llama
 
     # -- prompting ---------------------------------------------------------------
