@@ -63,6 +63,7 @@ def measure(args: argparse.Namespace) -> dict:
             "source": str(Path(amem_cli.__file__).parent.parent),
             "model": llm.identity if llm is not None else "none",
             "threads": getattr(llm, "threads", None),
+            "automatic threads": hasattr(llm, "fixed_threads") and llm.fixed_threads is None,
             "fields": ",".join(sorted(pipeline.settings.model_fields)) if llm is not None else "-",
             "turns": len(turns),
             "seconds": seconds,
@@ -97,7 +98,7 @@ def rows_of(f: dict) -> dict[str, str]:
     grounded, keywords = f["keywords grounded"]
     return {
         "model fields": f["fields"],
-        "llama.cpp threads": str(f["threads"] or "-"),
+        "llama.cpp threads": f"{f['threads'] or '-'}" + (" (automatic; at the end)" if f["automatic threads"] else ""),
         "LLM calls per add (mean / max)": f"{statistics.fmean(f['calls']):.2f} / {max(f['calls'])}",
         "seconds per add p50 / p95": f"{statistics.median(seconds):.2f} / {p95:.2f}",
         "seconds per add mean": f"{statistics.fmean(seconds):.2f}",

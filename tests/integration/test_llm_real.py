@@ -115,3 +115,19 @@ def test_a_kept_state_holds_the_logits_of_its_last_token_only():
     states[(1, 2, 3, 4)] = LlamaState(np.array([1, 2, 3, 4], dtype=np.intc), scores, 4, b"x" * 8, 8, 42)
     kept = states[(1, 2, 3, 4, 5)]  # the longest prefix
     assert kept.n_tokens == 4 and kept.scores.tolist() == [[9.0, 10.0, 11.0]]
+
+
+def test_threads_follow_the_idle_cores_unless_set(monkeypatch):
+    fields = ["keywords", "tags", "context"]
+    ask = (prompts.construct_messages(NOTE, fields), prompts.construct_schema(fields))
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    auto, fixed = make_llm("llama"), make_llm("llama", threads=2)
+    try:
+        for load, threads in ((1.8, 1), (0.1, 2)):  # others busy, then quiet again
+            monkeypatch.setattr("os.getloadavg", lambda load=load: (load, load, load))
+            auto.complete_json(*ask, max_tokens=60)
+            fixed.complete_json(*ask, max_tokens=60)
+            assert auto.threads == threads and fixed.threads == 2
+    finally:
+        auto.close()
+        fixed.close()
