@@ -75,12 +75,14 @@ def _shot(user: str, answer: dict[str, Any]) -> list[Message]:
 
 # -- 1. construct: keywords, tags, context -------------------------------------------
 
-CONSTRUCT_FIELDS = ("keywords", "tags", "context")
+CONSTRUCT_FIELDS = ("keywords", "tags", "context", "boxes")
 
 _CONSTRUCT_SYSTEM = {
     "keywords": "keywords: 2-5 key words or phrases copied from the note, most important first.",
     "tags": "tags: 1-3 broad one-word topics.",
     "context": "context: one short sentence that sums up the note.",
+    "boxes": "boxes: 1 or 2 topic folders for the note; reuse an existing box when it fits, "
+             "otherwise one or two lowercase words.",
 }
 
 _CONSTRUCT_EXAMPLE_NOTE = "Bob moved the weekly team meeting from Monday to Tuesday at 10am."
@@ -88,12 +90,16 @@ _CONSTRUCT_EXAMPLE = {
     "keywords": ["weekly team meeting", "Tuesday", "Bob"],
     "tags": ["work", "schedule"],
     "context": "Bob rescheduled the weekly team meeting to Tuesday.",
+    "boxes": ["meetings"],
 }
+# Unusual names besides the one that fits, so that a model copying the example picks nothing that exists.
+_CONSTRUCT_EXAMPLE_BOXES = "beekeeping (3), meetings (4), origami (2)"
 # Tiny models copy the worked example; construct() drops these unless the note has them.
 EXAMPLE_TAGS = tuple(_CONSTRUCT_EXAMPLE["tags"])
 
 
-def construct_schema(missing: Sequence[str]) -> dict[str, Any]:
+def construct_schema(missing: Sequence[str], max_boxes: int = 2) -> dict[str, Any]:
+    """`missing`: the fields asked for (CONSTRUCT_FIELDS), "boxes" with `max_boxes` at most."""
     props: dict[str, Any] = {}
     if "keywords" in missing:
         props["keywords"] = {
@@ -111,6 +117,8 @@ def construct_schema(missing: Sequence[str]) -> dict[str, Any]:
         }
     if "context" in missing:
         props["context"] = _sentence_schema(CONTEXT_MAX_CHARS)
+    if "boxes" in missing:
+        props["boxes"] = boxes_schema(max_boxes)["properties"]["boxes"]
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
@@ -120,7 +128,9 @@ def construct_messages(
     *,
     keywords: Sequence[str] = (),
     tags: Sequence[str] = (),
+    boxes: Sequence[tuple[str, int]] = (),
 ) -> list[Message]:
+    """`boxes`: the existing boxes (name, notes) offered, when "boxes" is asked for."""
     fields = [f for f in CONSTRUCT_FIELDS if f in missing]
     system = "You label notes. Reply in JSON. " + " ".join(_CONSTRUCT_SYSTEM[f] for f in fields)
     example = {f: _CONSTRUCT_EXAMPLE[f] for f in fields}
@@ -129,10 +139,15 @@ def construct_messages(
         known.append("Keywords: " + ", ".join(keywords))
     if tags and "tags" not in missing:
         known.append("Tags: " + ", ".join(tags))
+    note = "Note: " + fenced(clip(content, MAX_NOTE_CHARS), *known)
+    example_note = "Note: " + fenced(_CONSTRUCT_EXAMPLE_NOTE)
+    if "boxes" in fields:
+        example_note = "Existing boxes: " + fenced(_CONSTRUCT_EXAMPLE_BOXES) + "\n" + example_note
+        note = "Existing boxes: " + (fenced(_shown_boxes(boxes)) if boxes else "none yet") + "\n" + note
     return [
         _system(system),
-        *_shot("Note: " + fenced(_CONSTRUCT_EXAMPLE_NOTE), example),
-        {"role": "user", "content": "Note: " + fenced(clip(content, MAX_NOTE_CHARS), *known)},
+        *_shot(example_note, example),
+        {"role": "user", "content": note},
     ]
 
 
@@ -306,13 +321,17 @@ def boxes_schema(max_boxes: int) -> dict[str, Any]:
     }
 
 
+def _shown_boxes(existing: Sequence[tuple[str, int]]) -> str:
+    return ", ".join(f"{name} ({count})" for name, count in existing[:MAX_BOXES_SHOWN])
+
+
 def boxes_messages(
     content: str,
     keywords: Sequence[str],
     tags: Sequence[str],
     existing: Sequence[tuple[str, int]],
 ) -> list[Message]:
-    shown = ", ".join(f"{name} ({count})" for name, count in existing[:MAX_BOXES_SHOWN])
+    shown = _shown_boxes(existing)
     about = "Tags: " + ", ".join(tags) if tags else "Keywords: " + ", ".join(keywords) if keywords else ""
     user = "Existing boxes: " + (fenced(shown) if shown else "none yet")
     user += "\nNote: " + fenced(clip(content, MAX_NOTE_CHARS // 2), about)

@@ -15,7 +15,9 @@ from ..errors import AmemError, ConflictError
 from ..llm.base import LLM, LLMError
 from ..models import MODEL_FIELDS, Note
 from ..steps import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolutions
-from ..steps.construct import BatchedEmbedder, PhraseVectors, cosine
+from ..steps.boxes import fitting_boxes
+from ..steps.checks import without_speakers
+from ..steps.construct import BatchedEmbedder, PhraseVectors, cosine, extract_keywords, tags_from_keywords
 from ..timeutil import now
 from .jobs import QUEUED, JobQueue
 from .rederive import DERIVABLE, fallbacks_of, filled, recorded, rederived, to_rederive
@@ -101,16 +103,18 @@ class Pipeline:
             boxes = dict(self.index.boxes())
         recent: dict[str, deque[str]] = {}  # box -> keywords and tags of this batch's notes in it
         for note in notes:
+            box_llm = self.llm if "boxes" in self.settings.model_fields and not note.boxes else None
             c = construct(note.content, keywords=note.keywords, tags=note.tags, context=note.context,
-                          llm=self.llm, embedder=embedder, model_fields=self.settings.model_fields)
+                          llm=self.llm, embedder=embedder, model_fields=self.settings.model_fields,
+                          boxes=None if box_llm is None else self._offered_boxes(note, embedder, boxes, recent),
+                          max_boxes=self.settings.max_boxes)
             note.keywords, note.tags, note.context = c.keywords, c.tags, c.context
             self.stats.count(c)
             fallbacks = list(c.fallbacks)
             if not note.boxes:
-                llm = self.llm if "boxes" in self.settings.model_fields else None
-                related = None if llm is None else self._related_boxes(note, recent)
-                b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=llm,
-                                   max_boxes=self.settings.max_boxes, related=related)
+                related = None if box_llm is None else self._related_boxes(note.keywords, note.tags, recent)
+                b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=box_llm,
+                                   max_boxes=self.settings.max_boxes, related=related, proposed=c.boxes)
                 note.boxes = b.boxes
                 self.stats.count(b)
                 if b.fallback:
@@ -125,11 +129,21 @@ class Pipeline:
                 note.metadata = note.with_generated([f for f, by in c.sources.items() if by == "llm"])
             self.stats.notes += 1
 
-    def _related_boxes(self, note: Note, recent: dict[str, deque[str]]) -> Mapping[str, Iterable[str]]:
-        """{box: keywords and tags of its notes related to `note`}: the stored notes that
-        match the note's keywords and tags best (one indexed query), and this batch's."""
+    def _offered_boxes(self, note: Note, embedder, boxes: dict[str, int],
+                       recent: dict[str, deque[str]]) -> list[tuple[str, int]]:
+        """The boxes offered to the model with the note's other fields, before it wrote its
+        keywords and tags: those the note fits by its given ones, else by the deterministic
+        method's (its answer is then checked against those the model wrote)."""
+        keywords = note.keywords or extract_keywords(without_speakers(note.content), embedder)
+        tags = note.tags or tags_from_keywords(keywords)
+        return fitting_boxes(note.content, keywords, tags, boxes, self._related_boxes(keywords, tags, recent))
+
+    def _related_boxes(self, keywords: list[str], tags: list[str],
+                       recent: dict[str, deque[str]]) -> Mapping[str, Iterable[str]]:
+        """{box: keywords and tags of its notes related to a note with these keywords and
+        tags}: the stored notes that match them best (one indexed query), and this batch's."""
         found: dict[str, list[str]] = {}
-        hits = self.index.fts_search([*note.keywords, *note.tags], RELATED_NOTES)
+        hits = self.index.fts_search([*keywords, *tags], RELATED_NOTES)
         for other in self.index.get_many([i for i, _ in hits], links=False).values():
             for box in other.boxes:
                 found.setdefault(box, [*recent.get(box, ())]).extend([*other.keywords, *other.tags])

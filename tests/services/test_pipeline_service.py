@@ -31,7 +31,10 @@ def router(construct=None, links=None, evolve=None, boxes=None):
             return boxes
         if props == {"notes"}:  # evolution: the same answer for each linked note
             return evolution_reply(messages, schema, lambda older: evolve)
-        return construct(messages) if callable(construct) else construct
+        built = construct(messages) if callable(construct) else construct
+        if "boxes" in props and built is not None:  # asked with the note's other fields
+            return {**built, **(boxes or {})}
+        return built
 
     return ScriptedLLM(default=reply)
 

@@ -484,6 +484,25 @@ def test_evolution_accepts_note_like_objects():
 EXISTING = {"databases": 5, "Travel": 2, "git": 1}
 
 
+def test_boxes_the_model_gave_with_the_note_are_checked_without_asking_again():
+    llm = ScriptedLLM([{"boxes": ["travel"]}])
+    d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=llm, proposed=["Database", "2019-03-24t", "Travel"])
+    assert d.boxes == ["databases"] and llm.calls == []  # Travel: an existing box the note does not fit
+    assert any("2019-03-24t" in p for p in d.problems) and any("Travel" in p for p in d.problems)
+    d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=llm, proposed=[])
+    assert d.fallback and d.boxes == ["databases"] and llm.calls == []
+
+
+def test_construct_asks_for_the_boxes_in_the_same_call():
+    llm = ScriptedLLM([{"keywords": ["Postgres"], "tags": ["database"], "context": NOTE, "boxes": ["databases"]}])
+    c = construct(NOTE, llm=llm, boxes=[("databases", 5)], max_boxes=1)
+    assert len(llm.calls) == 1 and c.boxes == ["databases"]
+    assert llm.calls[0].schema["properties"]["boxes"]["maxItems"] == 1
+    assert "Existing boxes: " + prompts.fenced("databases (5)") in llm.calls[0].prompt
+    c = construct(NOTE, keywords=["Postgres"], tags=["db"], context="Given.", llm=llm, boxes=[("databases", 5)])
+    assert c.boxes is None and len(llm.calls) == 1  # nothing else to ask: the boxes step asks on its own
+
+
 def test_boxes_reuse_existing_with_case_and_plural():
     d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=ScriptedLLM([{"boxes": ["Database"]}]))
     assert d.boxes == ["databases"] and d.new_boxes == [] and d.fallback is False
