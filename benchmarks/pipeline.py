@@ -12,7 +12,8 @@ evolutions per add and the fields that fell back. Run it once per `--llm`.
 measures every field the model can write. `--before DIR`: the same turns are added by
 the amem whose source is in DIR too (a git worktree of an older commit, run with
 PYTHONPATH=DIR), one after the other in this run, and both columns are printed in one
-table. Each amem runs in a process of its own.
+table. Each amem runs in a process of its own, once the 1-minute load average is under
+0.7 (or after 90 s).
 """
 
 from __future__ import annotations
@@ -76,8 +77,19 @@ def measure(args: argparse.Namespace) -> dict:
         }
 
 
+def settle(quiet: float = 0.7, most: float = 90.0) -> float:
+    """Wait (at most `most` seconds) for the 1-minute load average to fall under `quiet`:
+    work that ended just before still counts in it for a minute, and amem chooses its
+    threads from it. Returns the load average then."""
+    deadline = time.monotonic() + most
+    while os.getloadavg()[0] >= quiet and time.monotonic() < deadline:
+        time.sleep(5)
+    return os.getloadavg()[0]
+
+
 def run(args: argparse.Namespace, source: Path | None) -> dict:
     """`measure` in a new process running the amem in `source` (None: this one's)."""
+    load = settle()
     argv = [sys.executable, __file__, str(args.path), "--turns", str(args.turns), "--llm", args.llm,
             "--embedder", args.embedder, "--measure"]
     if args.model_fields:
@@ -88,7 +100,7 @@ def run(args: argparse.Namespace, source: Path | None) -> dict:
     out = subprocess.run(argv, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         raise SystemExit(f"the run with {source or 'this amem'} failed ({out.returncode}):\n{out.stderr}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "load": load}
 
 
 def rows_of(f: dict) -> dict[str, str]:
@@ -102,6 +114,7 @@ def rows_of(f: dict) -> dict[str, str]:
         "LLM calls per add (mean / max)": f"{statistics.fmean(f['calls']):.2f} / {max(f['calls'])}",
         "seconds per add p50 / p95": f"{statistics.median(seconds):.2f} / {p95:.2f}",
         "seconds per add mean": f"{statistics.fmean(seconds):.2f}",
+        "load average (1 min) at the start": f"{f['load']:.2f}",
         "valid model outputs": f"{valid / outputs:.1%} of {outputs}" if outputs else "n/a (no model)",
         "keywords found in the note's text": f"{grounded / max(1, keywords):.1%} of {keywords}",
         "links per note (outgoing)": f"{f['links']:.2f}",
