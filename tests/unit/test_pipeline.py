@@ -434,7 +434,7 @@ def test_a_note_answered_by_its_number_alone_is_kept():
 
 @pytest.mark.parametrize("reply", [
     "not json",
-    '{"notes": [{"note": 1, "context": "A Postgres migration lock on the users table broke a deploy."}, {"note": 2, "cont',
+    '{"notes": [{"note": 1, "context": "A Postgres migration lock on the users table broke a deploy.", "tags": ["migration"]',
     {"notes": "all of them"},
     {"answers": [{"note": 1, **GOOD[1]}]},
 ])
