@@ -45,6 +45,7 @@ class Settings:
     model: str | None = None  # a GGUF file for llama.cpp (default: the bundled SmolLM2-135M-Instruct)
     llm_url: str | None = None  # an OpenAI-compatible endpoint (llama-server, Ollama, vLLM)
     llm_model: str | None = None  # the model name to ask that endpoint for
+    threads: int = 0  # llama.cpp threads; 0: for each call, what the cores other work leaves idle allow
     link_k: int = 5  # nearest notes by embedding considered for links
     link_threshold: float = 0.5  # cosine similarity a link candidate needs
     max_links: int = 3  # links a new note makes at most
@@ -330,6 +331,8 @@ def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str
             f"unknown model field {unknown[0]!r} in model_fields",
             hint=f"use 'auto' (default), 'all', or a list of: {', '.join(MODEL_FIELDS)}",
         )
+    if settings.threads < 0:
+        raise UsageError(f"threads must be 0 (automatic) or more, not {settings.threads}")
     if settings.date_order not in DATE_ORDERS:
         raise UsageError(f"unknown date_order {settings.date_order!r}", hint="use 'auto' (default), 'day-first' or 'month-first'")
     if settings.server not in ("auto", "off"):

@@ -103,7 +103,7 @@ class Container:
         from .llm import make_llm
 
         s = self.settings
-        return make_llm(s.llm, model_path=s.model, url=s.llm_url, model_name=s.llm_model)
+        return make_llm(s.llm, model_path=s.model, url=s.llm_url, model_name=s.llm_model, threads=s.threads or None)
 
     @cached_property
     def writer(self) -> NoteWriter:

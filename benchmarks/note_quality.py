@@ -245,25 +245,30 @@ def sample_turns(data: list[dict], n: int) -> list[dict]:
 
 @contextlib.contextmanager
 def watching_evolution():
-    """Each evolution decision the pipeline makes, recorded as it goes (an observer: the
-    pipeline's code runs unchanged). Yields None when the pipeline has no such step."""
+    """The decision on each linked note the model was asked about, recorded as the pipeline
+    goes (an observer: the pipeline's code runs unchanged). Yields None when the pipeline
+    has no such step. Works with amem's one call for all linked notes (`decide_evolutions`)
+    and with its older one call per linked note (`decide_evolution`)."""
     import amem_cli.services.pipeline as module
 
-    decide = getattr(module, "decide_evolution", None)
-    if decide is None:
+    name = next((n for n in ("decide_evolutions", "decide_evolution") if hasattr(module, n)), None)
+    if name is None:
         yield None
         return
+    decide = getattr(module, name)
     seen: list = []
 
     def recorded(*args, **kwargs):
-        seen.append(decide(*args, **kwargs))
-        return seen[-1]
+        result = decide(*args, **kwargs)
+        if result.llm_calls:  # the model was asked: one decision per linked note
+            seen.extend(getattr(result, "decisions", [result]))
+        return result
 
-    module.decide_evolution = recorded
+    setattr(module, name, recorded)
     try:
         yield seen
     finally:
-        module.decide_evolution = decide
+        setattr(module, name, decide)
 
 
 def timed(memory, work) -> tuple[float, int]:
@@ -377,7 +382,7 @@ def figures(args, identity, threads, work, built, revisions, evolved, decisions,
                 "examples": sorted({label for label in labels if junk_kind(label)})[:6]}
 
     box_counts = Counter(b for n in work for b in n["boxes"])
-    asked = [d for d in decisions or [] if d.llm_calls]
+    asked = decisions or []
     evo_tags = [(t, e["own"]) for e in revisions for t in e["tags"]]
     return {
         "model": identity, "threads": threads, "model fields": args.fields if args.llm != "none" or args.model else "", "chain": args.chain, "cores": os.cpu_count(), "python": platform.python_version(),

@@ -4,6 +4,7 @@ production module imports it (a test checks): code asks `llm is None`, never a t
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Union
@@ -107,3 +108,20 @@ def _example(schema: dict[str, Any]) -> Any:
     if kind == "boolean":
         return False
     return None
+
+
+_OLDER = re.compile(r"^(\d+)\. (.*?)(?=^\d+\. |\Z)", re.MULTILINE | re.DOTALL)
+
+
+def evolution_reply(messages: list[Message], schema: dict[str, Any], answer: Callable[[str], Any]) -> Any:
+    """For a scripted model: the reply to an evolution prompt, `answer(text)` for each older
+    note it shows (`text`: that note's lines as shown; an answer of None gives only its
+    number: kept). None when the prompt is not an evolution's."""
+    if set(schema.get("properties", {})) != {"notes"}:
+        return None
+    shown = str(messages[-1].get("content", "")).split("Older notes:", 1)[-1]
+    items = []
+    for number, text in _OLDER.findall(shown):
+        item = answer(text)
+        items.append({"note": int(number)} if item is None else {"note": int(number), **item})
+    return {"notes": items}

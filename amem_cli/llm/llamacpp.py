@@ -11,6 +11,8 @@ import contextlib
 import importlib.util
 import os
 import threading
+import time
+from collections import deque
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -102,10 +104,45 @@ def disable_extra_buffers_globally() -> None:
 
 
 def default_threads() -> int:
-    """Half the cores (at least 1). ggml's threads spin-wait at every barrier: with
-    all cores asked for and anything else running, generation was measured 30x slower
-    here (2 cores: 40 tokens in 1.2 s with 1 thread, 37 s with 2 under load)."""
-    return max(1, (os.cpu_count() or 2) // 2)
+    """The most threads amem gives llama.cpp: half the cores, but 2 on a 2-core machine
+    (quiet, 2 threads built a note in 2.33 s against 3.48 s with 1; bundled model, all
+    fields). Fewer when other work keeps cores busy: `spare_threads`."""
+    cores = os.cpu_count() or 1
+    return min(cores, max(2, cores // 2))
+
+
+def spare_threads(most: int, cores: int, others_load: float) -> int:
+    """Threads for llama.cpp when other processes keep `others_load` cores busy: the cores
+    they leave idle, at most `most`, at least 1. ggml's threads spin-wait at every
+    barrier, so one more thread than there are idle cores is a disaster: on this 2-core
+    machine, under load, 2 threads decoded 5-20x slower than 1 (40 tokens in 37 s
+    against 1.2 s). A core counts as idle only when less than half of it is in use."""
+    return max(1, min(most, int(cores - others_load + 0.5)))
+
+
+class OwnLoad:
+    """How busy the machine is with others' work: the 1-minute load average less this
+    process's own use of the CPU over about the same minute (its model calls count in the
+    load average, and must not make it think the machine is busy)."""
+
+    WINDOW = 60.0
+
+    def __init__(self) -> None:
+        self._samples: deque[tuple[float, float]] = deque([(time.monotonic(), time.process_time())])
+
+    def others(self) -> float | None:
+        """Cores busy with other processes' work; None where the OS gives no load average."""
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):
+            return None
+        now = (time.monotonic(), time.process_time())
+        while len(self._samples) > 1 and now[0] - self._samples[1][0] >= self.WINDOW:
+            self._samples.popleft()  # keep one sample at least a window old, when there is one
+        wall, cpu = now[0] - self._samples[0][0], now[1] - self._samples[0][1]
+        self._samples.append(now)
+        own = cpu / wall if wall > 1.0 else 0.0
+        return max(0.0, load - own)
 
 
 class LlamaCppLLM:
@@ -124,7 +161,10 @@ class LlamaCppLLM:
     ):
         self.model_path = Path(model_path).expanduser() if model_path else default_model_path()
         self.n_ctx = int(n_ctx)
+        # None: chosen for each call from how busy the machine is (`spare_threads`).
+        self.fixed_threads = threads or None
         self.threads = threads or default_threads()
+        self._load_meter = OwnLoad()
         self.temperature = temperature
         self.repeat_penalty = repeat_penalty
         self.seed = seed
@@ -177,6 +217,9 @@ class LlamaCppLLM:
                 f"cannot load LLM model {path.name}: {exc}",
                 hint="is it a valid GGUF file? try another --model, or `--llm none`",
             ) from exc
+        from amem_cli.llm.prompt_states import PromptStates
+
+        self._llama.set_cache(PromptStates())  # each prompt's fixed part evaluated once
         return self._llama
 
     # -- prompting ---------------------------------------------------------------
@@ -215,6 +258,7 @@ class LlamaCppLLM:
         max_tokens = max(1, min(int(max_tokens), self.n_ctx // 2))
         with self._lock:
             llama = self._load()
+            self._use_threads(llama)
             fitted = self._fit(llama, messages, max_tokens)
             result = llama.create_chat_completion(
                 messages=fitted,
@@ -229,6 +273,19 @@ class LlamaCppLLM:
         except (KeyError, IndexError, TypeError):
             return ""
         return content or ""
+
+    def _use_threads(self, llama: Any) -> None:
+        """Before each call, as many threads as the machine has idle cores for (unless a
+        number was set): a server lives for minutes, and the load changes meanwhile."""
+        if self.fixed_threads is not None:
+            return
+        others = self._load_meter.others()
+        wanted = default_threads() if others is None else spare_threads(default_threads(), os.cpu_count() or 1, others)
+        if wanted != self.threads:
+            import llama_cpp
+
+            llama_cpp.llama_set_n_threads(llama.ctx, wanted, wanted)
+            self.threads = wanted
 
     def close(self) -> None:
         with self._lock:

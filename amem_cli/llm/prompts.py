@@ -75,12 +75,14 @@ def _shot(user: str, answer: dict[str, Any]) -> list[Message]:
 
 # -- 1. construct: keywords, tags, context -------------------------------------------
 
-CONSTRUCT_FIELDS = ("keywords", "tags", "context")
+CONSTRUCT_FIELDS = ("keywords", "tags", "context", "boxes")
 
 _CONSTRUCT_SYSTEM = {
     "keywords": "keywords: 2-5 key words or phrases copied from the note, most important first.",
     "tags": "tags: 1-3 broad one-word topics.",
     "context": "context: one short sentence that sums up the note.",
+    "boxes": "boxes: 1 or 2 topic folders for the note; reuse an existing box when it fits, "
+             "otherwise one or two lowercase words.",
 }
 
 _CONSTRUCT_EXAMPLE_NOTE = "Bob moved the weekly team meeting from Monday to Tuesday at 10am."
@@ -88,12 +90,16 @@ _CONSTRUCT_EXAMPLE = {
     "keywords": ["weekly team meeting", "Tuesday", "Bob"],
     "tags": ["work", "schedule"],
     "context": "Bob rescheduled the weekly team meeting to Tuesday.",
+    "boxes": ["meetings"],
 }
+# Unusual names besides the one that fits, so that a model copying the example picks nothing that exists.
+_CONSTRUCT_EXAMPLE_BOXES = "beekeeping (3), meetings (4), origami (2)"
 # Tiny models copy the worked example; construct() drops these unless the note has them.
 EXAMPLE_TAGS = tuple(_CONSTRUCT_EXAMPLE["tags"])
 
 
-def construct_schema(missing: Sequence[str]) -> dict[str, Any]:
+def construct_schema(missing: Sequence[str], max_boxes: int = 2) -> dict[str, Any]:
+    """`missing`: the fields asked for (CONSTRUCT_FIELDS), "boxes" with `max_boxes` at most."""
     props: dict[str, Any] = {}
     if "keywords" in missing:
         props["keywords"] = {
@@ -111,6 +117,8 @@ def construct_schema(missing: Sequence[str]) -> dict[str, Any]:
         }
     if "context" in missing:
         props["context"] = _sentence_schema(CONTEXT_MAX_CHARS)
+    if "boxes" in missing:
+        props["boxes"] = boxes_schema(max_boxes)["properties"]["boxes"]
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
@@ -120,7 +128,9 @@ def construct_messages(
     *,
     keywords: Sequence[str] = (),
     tags: Sequence[str] = (),
+    boxes: Sequence[tuple[str, int]] = (),
 ) -> list[Message]:
+    """`boxes`: the existing boxes (name, notes) offered, when "boxes" is asked for."""
     fields = [f for f in CONSTRUCT_FIELDS if f in missing]
     system = "You label notes. Reply in JSON. " + " ".join(_CONSTRUCT_SYSTEM[f] for f in fields)
     example = {f: _CONSTRUCT_EXAMPLE[f] for f in fields}
@@ -129,10 +139,15 @@ def construct_messages(
         known.append("Keywords: " + ", ".join(keywords))
     if tags and "tags" not in missing:
         known.append("Tags: " + ", ".join(tags))
+    note = "Note: " + fenced(clip(content, MAX_NOTE_CHARS), *known)
+    example_note = "Note: " + fenced(_CONSTRUCT_EXAMPLE_NOTE)
+    if "boxes" in fields:
+        example_note = "Existing boxes: " + fenced(_CONSTRUCT_EXAMPLE_BOXES) + "\n" + example_note
+        note = "Existing boxes: " + (fenced(_shown_boxes(boxes)) if boxes else "none yet") + "\n" + note
     return [
         _system(system),
-        *_shot("Note: " + fenced(_CONSTRUCT_EXAMPLE_NOTE), example),
-        {"role": "user", "content": "Note: " + fenced(clip(content, MAX_NOTE_CHARS), *known)},
+        *_shot(example_note, example),
+        {"role": "user", "content": note},
     ]
 
 
@@ -192,50 +207,79 @@ def link_messages(
     ]
 
 
-# -- 3. evolve: the neighbour's context and tags --------------------------------------
+# -- 3. evolve: the linked notes' contexts and tags, all in one answer ---------------
 
 _EVOLVE_SYSTEM = (
-    "A new note was added to a memory. Rewrite the context (one sentence) and tags of "
-    "an older note so they show how it relates to the new note. Reply in JSON with "
-    "context and tags."
+    "A new note was added to a memory. For each older note, numbered, answer with its "
+    "number; where the new note changes how that older note should be described, add a "
+    "new context (one sentence about the older note) and tags for it. Give only the "
+    "number to keep a note as it is. Reply in JSON."
 )
 
 _EVOLVE_EXAMPLE = (
-    "New note: " + fenced("The team moved CI from Jenkins to GitHub Actions.") + "\n\n"
-    "Older note: " + fenced("Jenkins builds take 40 minutes on the old server.",
-                            "Context: Jenkins builds are slow.", "Tags: ci, jenkins")
+    "New note: " + fenced("The team moved CI from Jenkins to GitHub Actions.") + "\n\nOlder notes:\n"
+    "1. " + fenced("Jenkins builds take 40 minutes on the old server.",
+                   "Context: Jenkins builds are slow.", "Tags: ci, jenkins") + "\n"
+    "2. " + fenced("The office coffee machine was repaired on Friday.",
+                   "Context: The coffee machine works again.", "Tags: office")
 )
 _EVOLVE_ANSWER = {
-    "context": "Slow Jenkins builds that led the team to move CI to GitHub Actions.",
-    "tags": ["ci", "jenkins", "github actions"],
+    "notes": [
+        {
+            "note": 1,
+            "context": "Slow Jenkins builds that led the team to move CI to GitHub Actions.",
+            "tags": ["ci", "jenkins", "github actions"],
+        },
+        {"note": 2},
+    ]
 }
+# The most older notes one call decides on: each adds its text to the prompt and up to
+# ~70 tokens to the answer, and all must fit the context window.
+MAX_EVOLVE_NOTES = 5
+EVOLVE_TOKENS_PER_NOTE = 70
 
-EVOLVE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "context": _sentence_schema(CONTEXT_MAX_CHARS),
-        "tags": {"type": "array", "items": _item_schema(TAG_MAX_CHARS), "maxItems": 5},
-    },
-    "required": ["context", "tags"],
-}
+
+def evolve_item_schema(n_notes: int) -> dict[str, Any]:
+    """One older note's answer: its number, and a new context and tags, or neither (kept)."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "note": {"type": "integer", "enum": list(range(1, n_notes + 1))},
+            "context": _sentence_schema(CONTEXT_MAX_CHARS),
+            "tags": {"type": "array", "items": _item_schema(TAG_MAX_CHARS), "maxItems": 5},
+        },
+        "required": ["note"],
+    }
+
+
+def evolve_schema(n_notes: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"notes": {"type": "array", "items": evolve_item_schema(n_notes), "maxItems": n_notes}},
+        "required": ["notes"],
+    }
 
 
 def evolve_messages(
     new_content: str,
     new_keywords: Sequence[str],
     new_context: str,
-    old_content: str,
-    old_context: str,
-    old_tags: Sequence[str],
+    older: Sequence[tuple[str, str, Sequence[str]]],
 ) -> list[Message]:
+    """`older`: (content, context, tags) of each older note, shown as number i+1."""
     new = clip(new_content, MAX_NOTE_CHARS // 2) + (f" ({clip(new_context, 160)})" if new_context else "")
-    old = fenced(
-        clip(old_content, MAX_NOTE_CHARS // 2),
-        "Context: " + (clip(old_context, 200) or "none"),
-        "Tags: " + (", ".join(old_tags) or "none"),
-    )
-    user = "New note: " + fenced(new) + "\n\nOlder note: " + old
+    lines = [
+        f"{i}. "
+        + fenced(
+            clip(content, MAX_NOTE_CHARS // 2),
+            "Context: " + (clip(context, 200) or "none"),
+            "Tags: " + (", ".join(tags) or "none"),
+        )
+        for i, (content, context, tags) in enumerate(older, start=1)
+    ]
+    user = "New note: " + fenced(new) + "\n\nOlder notes:\n" + "\n".join(lines)
     return [
         _system(_EVOLVE_SYSTEM),
         *_shot(_EVOLVE_EXAMPLE, _EVOLVE_ANSWER),
@@ -277,13 +321,17 @@ def boxes_schema(max_boxes: int) -> dict[str, Any]:
     }
 
 
+def _shown_boxes(existing: Sequence[tuple[str, int]]) -> str:
+    return ", ".join(f"{name} ({count})" for name, count in existing[:MAX_BOXES_SHOWN])
+
+
 def boxes_messages(
     content: str,
     keywords: Sequence[str],
     tags: Sequence[str],
     existing: Sequence[tuple[str, int]],
 ) -> list[Message]:
-    shown = ", ".join(f"{name} ({count})" for name, count in existing[:MAX_BOXES_SHOWN])
+    shown = _shown_boxes(existing)
     about = "Tags: " + ", ".join(tags) if tags else "Keywords: " + ", ".join(keywords) if keywords else ""
     user = "Existing boxes: " + (fenced(shown) if shown else "none yet")
     user += "\nNote: " + fenced(clip(content, MAX_NOTE_CHARS // 2), about)

@@ -313,6 +313,13 @@ def parse_reply(text: str | None, schema: dict[str, Any]) -> Parsed:
         problems.append(f"expected a JSON object, got {type(value).__name__}")
         return Parsed(None, False, problems, repaired)
     problems.extend(validate(value, schema))
+    valid = not problems and not repaired
+    return Parsed(known_fields(value, schema), valid, problems, repaired)
+
+
+def known_fields(value: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """The object's properties that `schema` names, bent towards their types where they
+    can be (`_coerce`); the others, and those that cannot be bent, left out."""
     data: dict[str, Any] = {}
     for key, sub in schema.get("properties", {}).items():
         if key not in value:
@@ -320,8 +327,7 @@ def parse_reply(text: str | None, schema: dict[str, Any]) -> Parsed:
         ok, fixed = _coerce(value[key], sub)
         if ok:
             data[key] = fixed
-    valid = not problems and not repaired
-    return Parsed(data, valid, problems, repaired)
+    return data
 
 
 # -- cleaning ------------------------------------------------------------------------

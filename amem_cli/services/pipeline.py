@@ -14,8 +14,10 @@ from datetime import timedelta
 from ..errors import AmemError, ConflictError
 from ..llm.base import LLM, LLMError
 from ..models import MODEL_FIELDS, Note
-from ..steps import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolution
-from ..steps.construct import BatchedEmbedder, PhraseVectors, cosine
+from ..steps import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolutions
+from ..steps.boxes import fitting_boxes
+from ..steps.checks import without_speakers
+from ..steps.construct import BatchedEmbedder, PhraseVectors, cosine, extract_keywords, tags_from_keywords
 from ..timeutil import now
 from .jobs import QUEUED, JobQueue
 from .rederive import DERIVABLE, fallbacks_of, filled, recorded, rederived, to_rederive
@@ -101,16 +103,18 @@ class Pipeline:
             boxes = dict(self.index.boxes())
         recent: dict[str, deque[str]] = {}  # box -> keywords and tags of this batch's notes in it
         for note in notes:
+            box_llm = self.llm if "boxes" in self.settings.model_fields and not note.boxes else None
             c = construct(note.content, keywords=note.keywords, tags=note.tags, context=note.context,
-                          llm=self.llm, embedder=embedder, model_fields=self.settings.model_fields)
+                          llm=self.llm, embedder=embedder, model_fields=self.settings.model_fields,
+                          boxes=None if box_llm is None else self._offered_boxes(note, embedder, boxes, recent),
+                          max_boxes=self.settings.max_boxes)
             note.keywords, note.tags, note.context = c.keywords, c.tags, c.context
             self.stats.count(c)
             fallbacks = list(c.fallbacks)
             if not note.boxes:
-                llm = self.llm if "boxes" in self.settings.model_fields else None
-                related = None if llm is None else self._related_boxes(note, recent)
-                b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=llm,
-                                   max_boxes=self.settings.max_boxes, related=related)
+                related = None if box_llm is None else self._related_boxes(note.keywords, note.tags, recent)
+                b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=box_llm,
+                                   max_boxes=self.settings.max_boxes, related=related, proposed=c.boxes)
                 note.boxes = b.boxes
                 self.stats.count(b)
                 if b.fallback:
@@ -125,11 +129,21 @@ class Pipeline:
                 note.metadata = note.with_generated([f for f, by in c.sources.items() if by == "llm"])
             self.stats.notes += 1
 
-    def _related_boxes(self, note: Note, recent: dict[str, deque[str]]) -> Mapping[str, Iterable[str]]:
-        """{box: keywords and tags of its notes related to `note`}: the stored notes that
-        match the note's keywords and tags best (one indexed query), and this batch's."""
+    def _offered_boxes(self, note: Note, embedder, boxes: dict[str, int],
+                       recent: dict[str, deque[str]]) -> list[tuple[str, int]]:
+        """The boxes offered to the model with the note's other fields, before it wrote its
+        keywords and tags: those the note fits by its given ones, else by the deterministic
+        method's (its answer is then checked against those the model wrote)."""
+        keywords = note.keywords or extract_keywords(without_speakers(note.content), embedder)
+        tags = note.tags or tags_from_keywords(keywords)
+        return fitting_boxes(note.content, keywords, tags, boxes, self._related_boxes(keywords, tags, recent))
+
+    def _related_boxes(self, keywords: list[str], tags: list[str],
+                       recent: dict[str, deque[str]]) -> Mapping[str, Iterable[str]]:
+        """{box: keywords and tags of its notes related to a note with these keywords and
+        tags}: the stored notes that match them best (one indexed query), and this batch's."""
         found: dict[str, list[str]] = {}
-        hits = self.index.fts_search([*note.keywords, *note.tags], RELATED_NOTES)
+        hits = self.index.fts_search([*keywords, *tags], RELATED_NOTES)
         for other in self.index.get_many([i for i, _ in hits], links=False).values():
             for box in other.boxes:
                 found.setdefault(box, [*recent.get(box, ())]).extend([*other.keywords, *other.tags])
@@ -271,17 +285,18 @@ class Pipeline:
         notes = [n for n in notes if n.id in vectors]
         candidates = self._candidates(notes, vectors)
         pairs: list[tuple[str, str]] = []
-        evolutions: list[tuple[Note, str]] = []
+        evolving: list[tuple[Note, list[str]]] = []
         for note in notes:
             linked_now = {a if b == note.id else b for a, b in pairs if note.id in (a, b)}
             linked = self.propose_links(note, candidates[note.id], exclude=linked_now)
             # Decided before the backlinks are written: that write would make a
             # person's note look as if amem had written it last.
-            evolutions += [(note, t) for t in linked if self._may_evolve(t)]
+            evolving.append((note, [t for t in linked if self._may_evolve(t)]))
             pairs += [(note.id, t) for t in linked]
         self._apply_links(pairs)
-        for note, target in evolutions:
-            self._evolve(note, target)
+        for note, targets in evolving:
+            for target, changes in self._proposed_evolutions(note, targets).items():
+                self._revise(target, changes, note.id)
 
     def revisit(self, note_id: str, *, dry_run: bool = False) -> dict:
         """`amem evolve`: link an existing note again and let all its linked notes evolve.
@@ -289,11 +304,7 @@ class Pipeline:
         note = self.writer.get(note_id)
         vector = self.indexer.vectors_of([note_id]).get(note_id)
         new_links = self.propose_links(note, self._candidates([note], {note_id: vector})[note_id]) if vector is not None else []
-        evolutions = {}
-        for target in dict.fromkeys(note.links + note.backlinks + new_links):
-            changes = self._proposed_evolution(note, target)
-            if changes:
-                evolutions[target] = changes
+        evolutions = self._proposed_evolutions(note, list(dict.fromkeys(note.links + note.backlinks + new_links)))
         if not dry_run:
             self._apply_links([(note_id, t) for t in new_links])
             evolutions = {t: changes for t, changes in evolutions.items() if self._revise(t, changes, note_id)}
@@ -355,19 +366,18 @@ class Pipeline:
         named = {*written, *self.index.resolve(written).values()}
         return [*written, *(i for i in dict.fromkeys(ids) if i not in named)]
 
-    def _evolve(self, new: Note, target_id: str) -> None:
-        changes = self._proposed_evolution(new, target_id)
-        if changes:
-            self._revise(target_id, changes, new.id)
-
-    def _proposed_evolution(self, new: Note, target_id: str) -> dict | None:
-        """The context/tags change the model proposes for a linked note, or None (no
-        model, a pinned or hand-edited note, or nothing usable)."""
-        if not self._may_evolve(target_id):
-            return None
-        decision = decide_evolution(NewNote(new.content, new.keywords, new.context), self.index.get(target_id), llm=self.llm)
-        self.stats.count(decision)
-        return decision.evolution.changes() if decision.evolution else None
+    def _proposed_evolutions(self, new: Note, target_ids: list[str]) -> dict[str, dict]:
+        """{linked note id: the context/tags change the model proposes for it}, decided in one
+        call; left out: the notes with nothing usable, and those that may not evolve (no
+        model, pinned or hand-edited)."""
+        target_ids = [t for t in target_ids if self._may_evolve(t)]
+        found = self.index.get_many(target_ids, links=False)
+        targets = [found[t] for t in target_ids if t in found]
+        if not targets:
+            return {}
+        decisions = decide_evolutions(NewNote(new.content, new.keywords, new.context), targets, llm=self.llm)
+        self.stats.count(decisions)
+        return {e.neighbour_id: e.changes() for e in decisions.evolutions}
 
     def _revise(self, target_id: str, changes: dict, cause: str) -> bool:
         """Whether the note evolved: not when a person saved it meanwhile (it is theirs now)."""

@@ -13,9 +13,11 @@ from amem_cli.steps.construct import Construction, construct, extract_keywords, 
 from amem_cli.steps.evolve import (
     Evolution,
     EvolutionDecision,
+    EvolutionDecisions,
     Neighbour,
     NewNote,
     decide_evolution,
+    decide_evolutions,
     propose_evolution,
 )
 from amem_cli.steps.link import Candidate, LinkDecision, choose_links
@@ -26,6 +28,7 @@ __all__ = [
     "Construction",
     "Evolution",
     "EvolutionDecision",
+    "EvolutionDecisions",
     "LinkDecision",
     "Neighbour",
     "NewNote",
@@ -34,6 +37,7 @@ __all__ = [
     "classify_boxes",
     "construct",
     "decide_evolution",
+    "decide_evolutions",
     "extract_keywords",
     "propose_evolution",
     "summary_sentence",

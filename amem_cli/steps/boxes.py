@@ -55,49 +55,66 @@ def classify_boxes(
     llm: LLM | None,
     max_boxes: int = 2,
     related: Mapping[str, Iterable[str]] | None = None,
+    proposed: Sequence[object] | None = None,
 ) -> BoxDecision:
     """The boxes for a note. `related`: for some existing boxes, the keywords and tags of
     their notes that are related to this one (what the caller found cheaply); a box
-    fits the note when its name, or one of those terms, shares a word with the note."""
+    fits the note when its name, or one of those terms, shares a word with the note.
+    `proposed`: names the model already gave (with the note's other fields, offered
+    `fitting_boxes`): checked as its answer here would be, and the model is not asked."""
     max_boxes = max(1, max_boxes)
     note_words = set(words(" ".join([content, " ".join(keywords), " ".join(tags)])))
-    label_words = set(words(" ".join([*keywords, *tags])))
-    # Only the boxes the note fits are offered (biggest first) or accepted: offered all,
-    # a model filed unrelated notes into the first boxes it made (8 of 12 in one).
-    fitting = [
-        (name, count)
-        for name, count in sorted(existing.items(), key=lambda kv: (-int(kv[1] or 0), kv[0]))
-        if _fits(name, note_words, label_words, (related or {}).get(name, ()))
-    ]
+    fitting = fitting_boxes(content, keywords, tags, existing, related)
     lookup = _lookup(fitting)
     others = _lookup([(n, c) for n, c in existing.items() if (n, c) not in fitting])
 
     decision = BoxDecision(boxes=[])
-    parsed = ask(
-        llm,
-        prompts.boxes_messages(content, list(keywords), list(tags), fitting),
-        prompts.boxes_schema(max_boxes),
-        max_tokens=12 + 12 * max_boxes,
-        stats=decision,
-    )
+    items: Sequence[object] = proposed or []
+    if proposed is None:
+        parsed = ask(
+            llm,
+            prompts.boxes_messages(content, list(keywords), list(tags), fitting),
+            prompts.boxes_schema(max_boxes),
+            max_tokens=12 + 12 * max_boxes,
+            stats=decision,
+        )
+        if parsed is not None and parsed.data is not None:
+            raw = parsed.data.get("boxes")
+            items = raw if isinstance(raw, list) else [raw] if isinstance(raw, str) else []
     chosen: list[str] = []
-    if parsed is not None and parsed.data is not None:
-        raw = parsed.data.get("boxes")
-        items = raw if isinstance(raw, list) else [raw] if isinstance(raw, str) else []
-        for item in items:
-            name, why = _resolve(item, lookup, others, note_words)
-            if name is None:
-                decision.problems.append(f"box {item!r} dropped: {why}")
-            elif name not in chosen:
-                chosen.append(name)
-            if len(chosen) >= max_boxes:
-                break
+    for item in items:
+        name, why = _resolve(item, lookup, others, note_words)
+        if name is None:
+            decision.problems.append(f"box {item!r} dropped: {why}")
+        elif name not in chosen:
+            chosen.append(name)
+        if len(chosen) >= max_boxes:
+            break
     if not chosen:
         decision.fallback = True
         chosen = fallback_boxes(keywords, tags, lookup, max_boxes=max_boxes)
     decision.boxes = chosen
     decision.new_boxes = [b for b in chosen if b not in existing]
     return decision
+
+
+def fitting_boxes(
+    content: str,
+    keywords: Sequence[str],
+    tags: Sequence[str],
+    existing: Mapping[str, int],
+    related: Mapping[str, Iterable[str]] | None = None,
+) -> list[tuple[str, int]]:
+    """The existing boxes the note fits, biggest first: the only ones offered to the model
+    or accepted from it (offered all, a model filed unrelated notes into the first boxes
+    it made: 8 of 12 in one)."""
+    note_words = set(words(" ".join([content, " ".join(keywords), " ".join(tags)])))
+    label_words = set(words(" ".join([*keywords, *tags])))
+    return [
+        (name, count)
+        for name, count in sorted(existing.items(), key=lambda kv: (-int(kv[1] or 0), kv[0]))
+        if _fits(name, note_words, label_words, (related or {}).get(name, ()))
+    ]
 
 
 def _lookup(boxes: Iterable[tuple[str, int]]) -> dict[str, str]:

@@ -100,6 +100,6 @@ def _resolve(item: object, by_number: dict[int, str], known_ids: set[str]) -> st
         if text in known_ids:
             return text
         digits = text.strip("[]#. ")
-        if digits.isdigit():
+        if digits.isascii() and digits.isdigit():  # "²" is a digit to isdigit(), not to int()
             return by_number.get(int(digits))
     return None

@@ -75,3 +75,59 @@ def test_links_evolution_and_boxes_with_the_real_model(llm):
     boxes = classify_boxes(NOTE, ["Postgres migration"], ["deploy"], {"operations": 3, "recipes": 2}, llm=llm)
     assert boxes.llm_calls == 1 and boxes.valid_outputs == [True]
     assert 1 <= len(boxes.boxes) <= 2 and all(b and b == b.strip() for b in boxes.boxes)
+
+
+def test_a_prompt_kind_fixed_part_is_evaluated_once_and_answers_stay_the_same():
+    """The state after a prompt's fixed part (instructions, example) is reused by the next
+    prompt of that kind; what the model answers does not change."""
+    fields = ["keywords", "tags", "context"]
+    prompts_ = [prompts.construct_messages(text, fields) for text in (NOTE, "Maria approved the cut-over on Friday.")]
+    prompts_.insert(1, prompts.boxes_messages(NOTE, ["Postgres"], ["database"], [("databases", 2)]))
+    schemas = [prompts.construct_schema(fields), prompts.boxes_schema(2), prompts.construct_schema(fields)]
+
+    def answers(cached: bool) -> tuple[list[str | None], list[int]]:
+        model = make_llm("llama")
+        llama = model._load()
+        if not cached:
+            llama.set_cache(None)
+        loaded, load = [], llama.load_state
+        llama.load_state = lambda state: (loaded.append(state.n_tokens), load(state))
+        try:
+            return [model.complete_json(m, s, max_tokens=120) for m, s in zip(prompts_, schemas)], loaded
+        finally:
+            model.close()
+
+    with_states, loaded = answers(cached=True)
+    without, _ = answers(cached=False)
+    assert with_states == without
+    # The third prompt (construct again, after a boxes prompt) started from the first one's state.
+    assert len(loaded) == 1 and loaded[0] > 100
+
+
+def test_a_kept_state_holds_the_logits_of_its_last_token_only():
+    import numpy as np
+    from llama_cpp.llama import LlamaState
+
+    from amem_cli.llm.prompt_states import PromptStates
+
+    states = PromptStates()
+    scores = np.arange(12, dtype=np.single).reshape(4, 3)
+    states[(1, 2, 3, 4)] = LlamaState(np.array([1, 2, 3, 4], dtype=np.intc), scores, 4, b"x" * 8, 8, 42)
+    kept = states[(1, 2, 3, 4, 5)]  # the longest prefix
+    assert kept.n_tokens == 4 and kept.scores.tolist() == [[9.0, 10.0, 11.0]]
+
+
+def test_threads_follow_the_idle_cores_unless_set(monkeypatch):
+    fields = ["keywords", "tags", "context"]
+    ask = (prompts.construct_messages(NOTE, fields), prompts.construct_schema(fields))
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    auto, fixed = make_llm("llama"), make_llm("llama", threads=2)
+    try:
+        for load, threads in ((1.8, 1), (0.1, 2)):  # others busy, then quiet again
+            monkeypatch.setattr("os.getloadavg", lambda load=load: (load, load, load))
+            auto.complete_json(*ask, max_tokens=60)
+            fixed.complete_json(*ask, max_tokens=60)
+            assert auto.threads == threads and fixed.threads == 2
+    finally:
+        auto.close()
+        fixed.close()

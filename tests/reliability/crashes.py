@@ -49,16 +49,21 @@ def eager_reply(messages, schema):
     note a new context (its own words and the new note's) and a tag, so a run of add or
     evolve writes as many files as the pipeline allows. Anything else: the smallest
     valid reply (the pipeline's fallbacks)."""
-    from amem_cli.llm.fake import schema_example
+    from amem_cli.llm import prompts
+    from amem_cli.llm.fake import evolution_reply, schema_example
 
     props = schema.get("properties", {})
     user = str(messages[-1].get("content", "")) if messages else ""
     if set(props) == {"links"}:
         return {"links": props["links"]["items"]["enum"][: props["links"]["maxItems"]]}
-    if set(props) == {"context", "tags"} and "Older note: " in user:
+    if set(props) == {"notes"}:
         new = user.split("New note: ", 1)[-1].split()[:3]
-        old = user.split("Older note: ", 1)[1].split("\n", 1)[0].split()[:6]
-        return {"context": " ".join([*reversed(old), *new]), "tags": [w.strip(".,:") for w in old[:1]]}
+
+        def evolve(older: str) -> dict:
+            old = older.replace(prompts.FENCE_OPEN, " ").split()[:6]
+            return {"context": " ".join([*reversed(old), *new]), "tags": [w.strip(".,:") for w in old[:1]]}
+
+        return evolution_reply(messages, schema, evolve)
     return schema_example(messages, schema)
 
 

@@ -18,6 +18,7 @@ _VALID = [
     {"context": GROUNDED, "tags": ["postgres", "migrations"]},
     {"links": [1]},
     {"boxes": ["databases"]},
+    {"notes": [{"note": 1, "context": GROUNDED, "tags": ["postgres", "migrations"]}]},
 ]
 
 
@@ -86,6 +87,7 @@ def _not_whitelisted() -> list[str]:
     for extra in extras:
         for base in (_VALID[0], _VALID[1]):
             out.append(json.dumps({**base, **extra}))
+        out.append(json.dumps({"notes": [{"note": 1, **_VALID[1], **extra}], **extra}))  # evolution's shape
     return out
 
 

@@ -96,12 +96,13 @@ def test_an_evolution_that_meets_a_save_gives_way_and_the_add_goes_on(vault, mon
     version (a note a person edits is theirs: amem does not evolve those), and the note
     being added is stored and linked all the same."""
     from amem_cli import AgentMemory
-    from amem_cli.llm.fake import ScriptedLLM
+    from amem_cli.llm.fake import ScriptedLLM, evolution_reply
 
     def reply(messages, schema):
         props = set(schema.get("properties", {}))
-        if props == {"context", "tags"} and "Older note" in messages[-1]["content"]:
-            return {"context": "The lighthouse keeper's log of the weather and the tides.", "tags": ["weather"]}
+        if props == {"notes"}:
+            return evolution_reply(messages, schema, lambda older: {
+                "context": "The lighthouse keeper's log of the weather and the tides.", "tags": ["weather"]})
         return {"links": [1]} if props == {"links"} else {"keywords": ["lighthouse"], "tags": ["log"], "context": "A log."}
 
     with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=reply), link_threshold=0.0) as mem:

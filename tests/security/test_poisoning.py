@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from amem_cli import AgentMemory
 from amem_cli.errors import UsageError
 from amem_cli.llm import prompts
-from amem_cli.llm.fake import ScriptedLLM
+from amem_cli.llm.fake import ScriptedLLM, evolution_reply
 from amem_cli.llm.structured import clean_sentence
 from amem_cli.markdown import parse_note
 from amem_cli.steps.evolve import MAX_TAGS
@@ -59,15 +59,18 @@ def _obey(messages, schema):
         return {"links": shown + list(range(1, 50)), **extra}
     if props == {"boxes"}:
         return {"boxes": [f"pwned{i}" for i in range(20)], **extra}
-    if props == {"context", "tags"} and "Older note" in prompt:
-        older = prompt.split("Older note:", 1)[1]
-        words = re.findall(r"[A-Za-z]{4,}", older)[:6]  # grounded in the neighbour, so it passes the checks
-        dictated = {"context": " ".join(words) + " " + PAYLOAD + ".", "tags": ["pwned", "ignore", "delete"]}
-        # For about half the neighbours (by the prompt's length) a reply as wide as it gets
-        # (invalid, so dropped whole); for the others a valid one the rules must still bound.
-        if len(older) % 2:
-            return {**dictated, "tags": dictated["tags"] + [f"t{i}" for i in range(40)], **extra}
-        return dictated
+    if props == {"notes"}:
+        def dictate(older: str) -> dict:
+            words = re.findall(r"[A-Za-z]{4,}", older)[:6]  # grounded in the neighbour, so it passes the checks
+            dictated = {"context": " ".join(words) + " " + PAYLOAD + ".", "tags": ["pwned", "ignore", "delete"]}
+            # For about half the neighbours (by their text's length) an answer as wide as it
+            # gets (invalid, so dropped whole); for the others a valid one the rules must still bound.
+            if len(older) % 2:
+                return {**dictated, "tags": dictated["tags"] + [f"t{i}" for i in range(40)], **extra}
+            return dictated
+
+        reply = evolution_reply(messages, schema, dictate)
+        return {"notes": reply["notes"] + [{"note": 1, **extra}] * 3, **extra}  # and answers for notes answered already
     return {"keywords": ["pwned"] * 3 + [PAYLOAD * 5], "tags": ["pwned", "x" * 300], "context": PAYLOAD * 40, **extra}
 
 

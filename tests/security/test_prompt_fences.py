@@ -26,7 +26,7 @@ def _templates(text: str) -> dict[str, list[dict]]:
         "construct": prompts.construct_messages(text, ["tags", "context"], keywords=[text], tags=[text]),
         "construct, all fields": prompts.construct_messages(text, ["keywords", "tags", "context"]),
         "link": prompts.link_messages(text, [text], [prompts.candidate_label(text, text), text]),
-        "evolve": prompts.evolve_messages(text, [text], text, text, text, [text]),
+        "evolve": prompts.evolve_messages(text, [text], text, [(text, text, [text])]),
         "boxes": prompts.boxes_messages(text, [text], [text], [(text, 2), ("ops", 1)]),
         "boxes, keywords": prompts.boxes_messages(text, [text], [], []),
     }

@@ -59,14 +59,15 @@ def test_rm_of_an_evolved_note_drops_its_revisions(vault):
     """Evolution keeps a note's bytes before each change (for `amem undo`): once the
     note is removed they can never be undone, and they hold its text."""
     from amem_cli import AgentMemory
-    from amem_cli.llm.fake import ScriptedLLM
+    from amem_cli.llm.fake import ScriptedLLM, evolution_reply
 
     def reply(messages, schema):
         props = set(schema.get("properties", {}))
         if props == {"links"}:
             return {"links": [1]}
-        if props == {"context", "tags"} and "Older note" in messages[-1]["content"]:
-            return {"context": f"The {MARKERS[2]} tune played at the hall, heard again later.", "tags": ["hall"]}
+        if props == {"notes"}:
+            return evolution_reply(messages, schema, lambda older: {
+                "context": f"The {MARKERS[2]} tune played at the hall, heard again later.", "tags": ["hall"]})
         return {"keywords": ["tune"], "tags": ["music"], "context": "A tune played at a hall."}
 
     with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=reply), link_threshold=0.0, link_choice="model") as mem:

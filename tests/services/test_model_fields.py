@@ -11,7 +11,7 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.config import MEASURED_MODEL_FIELDS, load_settings, model_fields
 from amem_cli.errors import UsageError
-from amem_cli.llm.fake import ScriptedLLM
+from amem_cli.llm.fake import ScriptedLLM, evolution_reply
 from amem_cli.models import MODEL_FIELDS
 from amem_cli.steps import summary_sentence
 
@@ -25,17 +25,14 @@ def eager_model(asked: list[set[str]]):
 
     def reply(messages, schema):
         names = set(schema.get("properties", {}))
-        if "Older note:" in messages[-1]["content"]:
+        if names == {"notes"}:
             asked.append({"evolution"})
-            return {"context": "The nightly reporting job reads the Postgres replica.", "tags": ["reporting", "replica"]}
+            return evolution_reply(messages, schema, lambda older: {
+                "context": "The nightly reporting job reads the Postgres replica.", "tags": ["reporting", "replica"]})
         asked.append(names)
-        if names <= {"keywords", "tags", "context"}:
-            data = {"keywords": ["reporting job", "Postgres driver"], "tags": ["reporting", "postgres"],
-                    "context": "The reporting job needs the Postgres driver version 4.2, not 5.0."}
-            return {k: v for k, v in data.items() if k in names}
-        if names == {"boxes"}:
-            return {"boxes": ["reporting"]}
-        return None
+        data = {"keywords": ["reporting job", "Postgres driver"], "tags": ["reporting", "postgres"],
+                "context": "The reporting job needs the Postgres driver version 4.2, not 5.0.", "boxes": ["reporting"]}
+        return {k: v for k, v in data.items() if k in names} or None
 
     return reply
 
@@ -56,15 +53,17 @@ def test_the_model_writes_only_the_fields_it_is_given(vault):
     assert first.id in note.links and revisions == []  # linked, never evolved
 
 
-def test_all_fields_ask_the_model_for_each(vault):
+def test_all_fields_ask_the_model_for_each_in_two_calls_a_note(vault):
     asked: list[set[str]] = []
     with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=eager_model(asked)),
                      model_fields="all", link_threshold=-1.0) as mem:
         first = mem.add(RELATED)
         note = mem.add(NOTE)
         revisions = mem._c.notes.history(first.id)
-    assert {"keywords", "tags", "context"} in asked and {"boxes"} in asked and {"evolution"} in asked
+    # One call builds the note (its boxes too), one lets the notes it links evolve.
+    assert asked == [{"keywords", "tags", "context", "boxes"}] * 2 + [{"evolution"}]
     assert note.context == "The reporting job needs the Postgres driver version 4.2, not 5.0."
+    assert note.boxes == ["reporting"] and "boxes" not in note.metadata.get("amem_fallbacks", [])
     assert set(note.metadata["amem_generated"]) == {"keywords", "tags", "context"}
     assert revisions and revisions[0]["cause"] == note.id
 

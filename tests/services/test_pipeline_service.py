@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from amem_cli import AgentMemory
 from amem_cli.cli.app import app
 from amem_cli.errors import UsageError
-from amem_cli.llm.fake import ScriptedLLM
+from amem_cli.llm.fake import ScriptedLLM, evolution_reply
 from amem_cli.markdown import parse_note
 
 DEPLOY = "The deploy failed because the Postgres migration locked the users table for ten minutes."
@@ -29,9 +29,12 @@ def router(construct=None, links=None, evolve=None, boxes=None):
             return links
         if props == {"boxes"}:
             return boxes
-        if props == {"context", "tags"} and "Older note" in messages[-1]["content"]:
-            return evolve
-        return construct(messages) if callable(construct) else construct
+        if props == {"notes"}:  # evolution: the same answer for each linked note
+            return evolution_reply(messages, schema, lambda older: evolve)
+        built = construct(messages) if callable(construct) else construct
+        if "boxes" in props and built is not None:  # asked with the note's other fields
+            return {**built, **(boxes or {})}
+        return built
 
     return ScriptedLLM(default=reply)
 

@@ -192,7 +192,7 @@ NEW = "Last thing: The billing-invoices bucket must have versioning on. Legal as
 )
 def test_an_evolved_context_must_stay_about_its_own_note(own, new, context, why):
     assert why in (evolution_problem(context, own, new) or "")
-    d = decide_evolution(NewNote(new), Neighbour("old", own, "Old context.", ["s3"]), llm=ScriptedLLM([{"context": context, "tags": []}]))
+    d = decide_evolution(NewNote(new), Neighbour("old", own, "Old context.", ["s3"]), llm=ScriptedLLM([{"notes": [{"note": 1, "context": context, "tags": []}]}]))
     assert d.evolution is None
     assert any(why in p for p in d.problems)
 
@@ -200,12 +200,12 @@ def test_an_evolved_context_must_stay_about_its_own_note(own, new, context, why)
 def test_a_faithful_evolved_context_is_kept():
     context = "The S3 access logs bucket deletes objects after 90 days through a lifecycle rule."
     assert evolution_problem(context, OWN, NEW) is None
-    d = decide_evolution(NewNote(NEW), Neighbour("old", OWN, "Old context.", ["s3"]), llm=ScriptedLLM([{"context": context, "tags": []}]))
+    d = decide_evolution(NewNote(NEW), Neighbour("old", OWN, "Old context.", ["s3"]), llm=ScriptedLLM([{"notes": [{"note": 1, "context": context, "tags": []}]}]))
     assert d.evolution.context == context
 
 
 def test_evolved_tags_are_words_of_their_own_note():
-    reply = {"context": "Old context.", "tags": ["versioning", "lifecycle", "legal"]}
+    reply = {"notes": [{"note": 1, "context": "Old context.", "tags": ["versioning", "lifecycle", "legal"]}]}
     d = decide_evolution(NewNote(NEW), Neighbour("old", OWN, "Old context.", ["s3"]), llm=ScriptedLLM([reply]))
     assert d.evolution.tags == ["s3", "lifecycle"]
     assert any("'versioning' dropped" in p for p in d.problems)

