@@ -69,6 +69,7 @@ class Settings:
     pagerank_damping: float = 0.85
     pagerank_iterations: int = 20
     name_boost: float = 0.6  # extra score share for notes by a person the query names
+    time_boost: float = 0.5  # extra score share, for a question about time, for notes that state a time
     neighbour_share: float = 0.5  # share of a hit's score its sequence neighbours inherit
     diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
     min_similarity: float = 0.2  # cosine at which a note shares meaning with a query (search's floor)

@@ -157,6 +157,7 @@ class Container:
                 pagerank_damping=s.pagerank_damping,
                 pagerank_iterations=s.pagerank_iterations,
                 name_boost=s.name_boost,
+                time_boost=s.time_boost,
                 neighbour_share=s.neighbour_share,
                 diversity=s.diversity,
                 min_similarity=s.min_similarity,

@@ -168,3 +168,8 @@ def utc_key(dt: datetime | None) -> str | None:
 def day(dt: datetime) -> str:
     """`2024-05-08`, with the year's four digits whatever the year."""
     return dt.date().isoformat()
+
+
+def date_words(d: date) -> str:
+    """A date as the words a query may use for it: `2023-05-08 8 May 2023 Monday`."""
+    return f"{d.isoformat()} {d.day} {d:%B} {d.year} {d:%A}"

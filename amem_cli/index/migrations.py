@@ -179,3 +179,17 @@ def m010_own_words(db):
         WHERE json_valid(metadata) AND json_array_length(metadata, '$.amem_generated') > 0
         """
     )
+
+
+@migrations()
+def m011_stated_times(db):
+    # The times a note's text states ("yesterday", "last Tuesday", "8 May 2023"), resolved
+    # against its date (`amem_cli.time_phrases`), in words: derived from the note, kept
+    # in the index only; a question about time favours the notes that state one.
+    from ..time_phrases import stated_words
+    from ..timeutil import to_datetime
+
+    db.execute("ALTER TABLE notes ADD COLUMN stated TEXT NOT NULL DEFAULT ''")
+    for note_id, content, created in db.execute("SELECT id, content, created FROM notes").fetchall():
+        if stated := stated_words(content, to_datetime(created) if created else None):
+            db.execute("UPDATE notes SET stated = ? WHERE id = ?", [stated, note_id])

@@ -18,8 +18,9 @@ import sqlite_utils
 
 from .. import links as link_names
 from ..models import Note
+from ..time_phrases import stated_words
+from ..timeutil import date_words, to_datetime, utc_key
 from ..vault import FileStat, content_hash
-from ..timeutil import day, to_datetime, utc_key
 from .migrations import migrations
 
 JOB_TIMES = 100  # how many jobs' times are kept
@@ -166,6 +167,7 @@ class SqliteIndex:
             "previous": note.previous,
             "next": note.next,
             "speaker": speaker_of(note),
+            "stated": stated_words(note.content, note.created_at),
         }
         db = self.db
         searched = ("content", "keywords", "tags", "context", "boxes", "created", "previous", "next")
@@ -236,7 +238,7 @@ class SqliteIndex:
                 fields["tags"],
                 fields["context"],
                 "\n".join(neighbours),
-                date_words(to_datetime(created)) if created else "",
+                date_words(to_datetime(created).date()) if created else "",
             ],
         )
 
@@ -529,6 +531,16 @@ class SqliteIndex:
         sql = f"SELECT id FROM notes WHERE id IN ({marks}) AND lower(speaker) IN ({names_marks})"
         return {r[0] for r in self.db.execute(sql, ids + [n.lower() for n in names])}
 
+    def stating_times(self, ids: Iterable[str]) -> set[str]:
+        """Which of `ids` state a time in their text ("yesterday", "8 May 2023")."""
+        ids = list(ids)
+        out: set[str] = set()
+        for start in range(0, len(ids), 400):
+            chunk = ids[start : start + 400]
+            sql = f"SELECT id FROM notes WHERE id IN ({','.join('?' * len(chunk))}) AND stated != ''"
+            out.update(r[0] for r in self.db.execute(sql, chunk))
+        return out
+
     # -- the index's own checks (for `amem doctor`) --------------------------
     def integrity_errors(self) -> list[str]:
         """What SQLite's own check finds wrong with the database file (nothing, normally)."""
@@ -687,11 +699,6 @@ def speaker_of(note: Note) -> str | None:
         return given.strip()
     m = _SPEAKER.match(note.content.lstrip())  # a hand-written file may open with a blank line
     return m.group(1) if m else None
-
-
-def date_words(when: datetime) -> str:
-    """A date as the words a query may use for it: `2023-05-08 8 May 2023 Monday`."""
-    return f"{day(when)} {when.day} {when:%B} {when.year} {when:%A}"
 
 
 NOTE_COLS = "id, content, keywords, tags, context, created, updated, links, backlinks, boxes, metadata, extra, previous, next"

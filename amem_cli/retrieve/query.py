@@ -16,6 +16,15 @@ _CLITIC = re.compile(r"(?<=\w)['’](?:s|d|ll|m|re|ve)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b\w+n['’]t\b", re.IGNORECASE)
 
 
+# "When did ...?", "what year ...", "how long ago ...": a question about a time.
+_ASKS_WHEN = re.compile(r"\b(?:when|how long ago|(?:what|which) (?:date|day|month|year))\b", re.IGNORECASE)
+
+
+def asks_when(query: str) -> bool:
+    """Whether the query asks when something happened."""
+    return _ASKS_WHEN.search(query) is not None
+
+
 def terms(query: str) -> list[str]:
     """The query's words, lower-cased, each once, in order."""
     return list(dict.fromkeys(words(_CLITIC.sub("", _NEGATION.sub("", query)))))

@@ -16,7 +16,7 @@ from ..models import SearchHit
 from ..retrieve import MODES
 from ..retrieve.fusion import FUSIONS
 from ..retrieve.pagerank import neighbourhood, personalised_pagerank
-from ..retrieve.query import keywords, substring_terms, terms, unsearchable
+from ..retrieve.query import asks_when, keywords, substring_terms, terms, unsearchable
 from .indexer import Indexer
 
 CACHED_RESULTS = 128
@@ -33,6 +33,7 @@ class RetrievalSettings:
     graph_seeds: int = 10  # best fused hits that seed the walk
     graph_hops: int = 2
     name_boost: float = 0.6  # extra share of score for notes by a person the query names
+    time_boost: float = 0.5  # extra share of score, for a question about time, for notes that state a time
     neighbour_share: float = 0.5  # share of a hit's score its sequence neighbours inherit
     diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
     depth: int = 100  # how deep each list is read
@@ -125,7 +126,7 @@ class SearchService:
         around = self.index.sequence_neighbours(i for i, _, _ in fused)
         if mode == "hybrid":
             fused = self._spread(fused, around, allowed)
-        ranked = self._diversify(self._boost_named(query, fused), around)
+        ranked = self._diversify(self._boost_dated(query, self._boost_named(query, fused)), around)
         return (ranked if matched is None else self._floor(ranked, matched))[:limit]
 
     def _matched(self, lists: dict[str, list[tuple[str, float]]]) -> set[str]:
@@ -215,16 +216,16 @@ class SearchService:
             self._speakers = (generation, self.index.speakers())
         speakers = self._speakers[1]
         named = [speakers[w] for w in terms(query) if w in speakers]
-        by_named = self.index.speaker_notes(named, (i for i, _, _ in fused))
-        if not by_named:
+        return _boost(fused, self.index.speaker_notes(named, (i for i, _, _ in fused)), boost, "name")
+
+    def _boost_dated(self, query: str, fused: list) -> list:
+        """For a question about time ("when did ...?"), notes whose text states a time
+        ("yesterday", "last Tuesday", "8 May 2023") move up (by `time_boost` of their
+        score): the answer is the note that dates the event, not one that only mentions it."""
+        boost = self.settings.time_boost
+        if boost <= 0 or not asks_when(query):
             return fused
-        out = []
-        for i, score, sources in fused:
-            if i in by_named:
-                score *= 1 + boost
-                sources = {**sources, "name": {"boost": boost}}
-            out.append((i, score, sources))
-        return sorted(out, key=lambda t: (-t[1], t[0]))
+        return _boost(fused, self.index.stating_times(i for i, _, _ in fused), boost, "time")
 
     def _diversify(self, fused: list, around: dict[str, set[str]]) -> list:
         """Adjacent turns say much the same: a note loses a share of its score for each
@@ -247,3 +248,16 @@ class SearchService:
             taken.add(i)
         return chosen
 
+
+
+def _boost(fused: list, chosen: set[str], boost: float, reason: str) -> list:
+    """The chosen notes' scores raised by `boost` of themselves (their sources say why), re-ranked."""
+    if not chosen:
+        return fused
+    out = []
+    for i, score, sources in fused:
+        if i in chosen:
+            score *= 1 + boost
+            sources = {**sources, reason: {"boost": boost}}
+        out.append((i, score, sources))
+    return sorted(out, key=lambda t: (-t[1], t[0]))

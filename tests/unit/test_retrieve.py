@@ -8,7 +8,7 @@ import pytest
 
 from amem_cli.retrieve.fusion import FUSIONS, rrf, score_fusion
 from amem_cli.retrieve.pagerank import neighbourhood, personalised_pagerank
-from amem_cli.retrieve.query import cjk_terms, keywords, terms
+from amem_cli.retrieve.query import asks_when, cjk_terms, keywords, terms
 from amem_cli.text import STOPWORDS
 
 # -- query -------------------------------------------------------------------
@@ -78,6 +78,19 @@ def test_cjk_terms_none():
 def test_keywords_of_cjk_query():
     assert keywords("烤鸭") == ["烤鸭"]
     assert keywords("北京 烤鸭!") == ["北京", "烤鸭"]
+
+
+@pytest.mark.parametrize("query", ["When did Caroline go to the support group?", "what year did she move?",
+                                   "How long ago was her birthday?", "Which month is the recital in?",
+                                   "Did she paint when she was young?"])
+def test_a_question_about_time(query):
+    assert asks_when(query)
+
+
+@pytest.mark.parametrize("query", ["What did Caroline paint?", "How long has she had her friends?",
+                                   "Whenever the weather is nice", "What does Melanie do on a day off?"])
+def test_other_questions_are_not_about_time(query):
+    assert not asks_when(query)
 
 
 # -- graph: neighbourhood --------------------------------------------------------

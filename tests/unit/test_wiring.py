@@ -73,7 +73,7 @@ LAYERS = [
     ("index, files, models, embedders", ["amem_cli.index", "amem_cli.vault", "amem_cli.markdown", "amem_cli.changes",
                                          "amem_cli.watch", "amem_cli.llm", "amem_cli.embed", "amem_cli.redact",
                                          "amem_cli.transcripts", "amem_cli.config"]),
-    ("base", ["amem_cli.models", "amem_cli.errors", "amem_cli.ids", "amem_cli.timeutil", "amem_cli.utf8",
+    ("base", ["amem_cli.models", "amem_cli.errors", "amem_cli.ids", "amem_cli.timeutil", "amem_cli.time_phrases", "amem_cli.utf8",
               "amem_cli.places", "amem_cli.links", "amem_cli.text", "amem_cli.secret_formats", "amem_cli.escapes"]),
 ]
 # `amem serve` runs the warm server in the foreground: the one command that is the daemon.
