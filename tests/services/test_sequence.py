@@ -13,7 +13,7 @@ from amem_cli import AgentMemory, Note, NoteBuilder
 from amem_cli.errors import AmemError, NotFoundError, UsageError
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.services.context import PREAMBLE, estimate_tokens, note_block
-from amem_cli.services.search import MODES
+from amem_cli.services.search import MODES, SearchService
 from conftest import isolate
 
 # Unrelated notes, so BM25 has a corpus to weigh words against (FTS5 gives a word in
@@ -371,6 +371,42 @@ def test_name_boost_ranks_the_named_speaker_first(memory, vault):
         assert ids(memory.search(query, top_k=2, mode=mode))[0] == car.id, mode
     # and the other way round
     assert ids(memory.search("What does Melanie love painting?", top_k=2))[0] == mel.id
+
+
+def test_the_vector_leaves_out_the_names_the_boost_stands_for(memory, vault):
+    """The name boost says whose notes; the query's vector is made without the name, so
+    a note that only names the person (a reply to them) is not drawn up by it."""
+    add_filler(memory)
+    swim = memory.add("Melanie: I took the kids swimming at the lake", created_at="2023-05-08T10:00")
+    reply = memory.add("Caroline: Melanie, Melanie, you are so kind, Melanie", created_at="2023-05-08T11:00")
+    memory.add("Melanie: Hello there", created_at="2023-05-08T12:00")  # Melanie is a speaker
+
+    def semantic(mem, query):
+        hits = mem.search(query, top_k=20, mode="semantic")
+        return {h.note.id: h.sources["semantic"] for h in hits}
+
+    named, unnamed = semantic(memory, "Where did Melanie's kids go swimming?"), semantic(memory, "Where did kids go swimming?")
+    assert named == unnamed
+    assert named[swim.id]["rank"] == 1
+    with AgentMemory(vault, embedder="fake", name_boost=0.0) as plain:  # no boost: the name stays in
+        kept = semantic(plain, "Where did Melanie's kids go swimming?")
+    assert kept != unnamed
+    assert kept[reply.id]["score"] > unnamed[reply.id]["score"]
+
+
+@pytest.mark.parametrize(
+    ("query", "named", "topic"),
+    [
+        ("What are Melanie's kids like?", ["Melanie"], "What are kids like?"),
+        ("did caroline and MELANIE paint", ["Caroline", "Melanie"], "did and paint"),
+        ("Melanie", ["Melanie"], "Melanie"),  # nothing else left: the query as it is
+        ("Melanie's", ["Melanie"], "Melanie's"),
+        ("What did Melanies paint?", ["Melanie"], "What did Melanies paint?"),  # another word
+        ("What did she paint?", [], "What did she paint?"),
+    ],
+)
+def test_topic_is_the_query_without_the_named(query, named, topic):
+    assert SearchService._topic(query, named) == topic
 
 
 def test_name_boost_from_speaker_metadata(memory):
