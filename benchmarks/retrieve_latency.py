@@ -14,7 +14,9 @@ import argparse
 import os
 import platform
 import statistics
+import sys
 import time
+from pathlib import Path
 
 from amem_cli.api import AgentMemory
 
@@ -25,8 +27,12 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--top-k", type=int, default=10)
     args = ap.parse_args()
+    if not (Path(args.vault) / ".amem").is_dir():  # AgentMemory would make an empty vault there
+        sys.exit(f"retrieve_latency.py: {args.vault} is not a vault (no .amem/ in it); build one with benchmarks/shell.py --dir")
     with AgentMemory(args.vault, llm="none") as memory:
         ids = memory._c.index.ids()
+        if not ids:
+            sys.exit(f"retrieve_latency.py: {args.vault} holds no notes to ask about")
         step = max(1, len(ids) // args.queries)
         notes = memory._c.index.get_many(ids[::step][: args.queries])
         queries = [" ".join(n.content.split()[:10]) for n in notes.values()]
