@@ -16,13 +16,19 @@ _CLITIC = re.compile(r"(?<=\w)['’](?:s|d|ll|m|re|ve)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b\w+n['’]t\b", re.IGNORECASE)
 
 
-# "When did ...?", "what year ...", "how long ago ...": a question about a time.
-_ASKS_WHEN = re.compile(r"\b(?:when|how long ago|(?:what|which) (?:date|day|month|year))\b", re.IGNORECASE)
+# "When did ...?", "what year ...", "how long ago ...": a question about a time. "When"
+# asks only where a question starts with it or a verb follows it; "what did she say
+# when she left?" asks what, not when.
+_AUXILIARIES = "did|does|do|was|were|is|are|will|would|has|have|had|can|could|should|might"
+_ASKS_WHEN = re.compile(
+    rf"(?:^|[.?!:;]\s*)when\b|\bwhen (?:{_AUXILIARIES})\b|\bhow long ago\b|\b(?:what|which) (?:date|day|month|year)\b",
+    re.IGNORECASE,
+)
 
 
 def asks_when(query: str) -> bool:
     """Whether the query asks when something happened."""
-    return _ASKS_WHEN.search(query) is not None
+    return _ASKS_WHEN.search(query.strip()) is not None
 
 
 def terms(query: str) -> list[str]:
