@@ -1,8 +1,8 @@
 """The times a note's text states: "yesterday", "last Tuesday", "two days ago", "next
 month", "8 May 2023". A relative one is resolved against the note's own date, so a note
 written on 8 May 2023 saying "yesterday" states 7 May 2023. What is found is derived text
-for the index only (the keyword index's dates, the mark of a note that dates an event);
-the note itself is never changed."""
+for the index only (`notes.stated`: a question about time favours the notes that state
+one); the note itself is never changed."""
 
 from __future__ import annotations
 

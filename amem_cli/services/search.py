@@ -270,7 +270,6 @@ class SearchService:
         return chosen
 
 
-
 def _boost(fused: list, chosen: set[str], boost: float, reason: str) -> list:
     """The chosen notes' scores raised by `boost` of themselves (their sources say why), re-ranked."""
     if not chosen:
