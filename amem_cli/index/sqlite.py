@@ -24,6 +24,7 @@ from ..vault import FileStat, content_hash
 from .migrations import migrations
 
 JOB_TIMES = 100  # how many jobs' times are kept
+IN_CHUNK = 400  # values in one `IN (...)` list of `rows_in` (a statement may hold two)
 
 
 @dataclass(frozen=True)
@@ -125,12 +126,7 @@ class SqliteIndex:
         sql = "SELECT path, mtime_ns, size, hash, note_id, error FROM files"
         if paths is None:
             return {r[0]: FileRow(*r) for r in self.db.execute(sql)}
-        paths, out = list(paths), {}
-        for start in range(0, len(paths), 500):
-            chunk = paths[start : start + 500]
-            rows = self.db.execute(f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk)
-            out.update((r[0], FileRow(*r)) for r in rows)
-        return out
+        return {r[0]: FileRow(*r) for r in rows_in(self.db, sql + " WHERE path {in}", paths)}
 
     def set_file(self, path: str, stat: FileStat, hash_: str, note_id: str | None, error: str | None) -> None:
         self.db.execute(
@@ -284,13 +280,8 @@ class SqliteIndex:
     def get_many(self, ids: Iterable[str], *, links: bool = True) -> dict[str, Note]:
         """The notes of these ids; `links=False`: their links left as written, for callers
         that read only the notes' text (resolving a hub's hundreds of backlinks costs)."""
-        ids = list(dict.fromkeys(ids))
-        out: dict[str, Note] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" for _ in chunk)
-            for row in self.db.execute(f"SELECT {NOTE_COLS} FROM notes WHERE id IN ({marks})", chunk):
-                out[row[0]] = note_from_row(row)
+        rows = rows_in(self.db, f"SELECT {NOTE_COLS} FROM notes WHERE id {{in}}", dict.fromkeys(ids))
+        out = {row[0]: note_from_row(row) for row in rows}
         if links:
             self._resolved(list(out.values()))
         return out
@@ -323,13 +314,10 @@ class SqliteIndex:
 
     def linked_from(self, ids: Iterable[str]) -> dict[str, list[str]]:
         """{note: the notes whose frontmatter links name it}, for each given note."""
-        ids, out = list(ids), {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            sql = (f"SELECT dst, src FROM links WHERE kind = 'link' AND dst IN ({','.join('?' * len(chunk))}) "
-                   "AND src != dst ORDER BY dst, src")
-            for dst, src in self.db.execute(sql, chunk):
-                out.setdefault(dst, []).append(src)
+        out: dict[str, list[str]] = {}
+        sql = "SELECT dst, src FROM links WHERE kind = 'link' AND dst {in} AND src != dst ORDER BY dst, src"
+        for dst, src in rows_in(self.db, sql, ids):
+            out.setdefault(dst, []).append(src)
         return out
 
     def referrers(self, note_id: str) -> set[str]:
@@ -351,9 +339,7 @@ class SqliteIndex:
         return [tuple(r) for r in self.db.execute(sql)]
 
     def existing(self, ids: Iterable[str]) -> set[str]:
-        ids = list(ids)
-        marks = ",".join("?" for _ in ids)
-        return {r[0] for r in self.db.execute(f"SELECT id FROM notes WHERE id IN ({marks})", ids)} if ids else set()
+        return {r[0] for r in rows_in(self.db, "SELECT id FROM notes WHERE id {in}", ids)}
 
     def notes_by_metadata(self, key: str) -> dict[str, str]:
         """{value: note id} for the notes whose metadata holds a string under `key`."""
@@ -495,26 +481,16 @@ class SqliteIndex:
         """Each given note's linked notes, both directions, sequence links included."""
         ids = list(dict.fromkeys(ids))
         out: dict[str, set[str]] = {i: set() for i in ids}
-        for start in range(0, len(ids), 400):
-            chunk = ids[start : start + 400]
-            marks = ",".join("?" for _ in chunk)
-            sql = (f"SELECT src, dst FROM links WHERE src IN ({marks}) AND dst IS NOT NULL "
-                   f"UNION SELECT dst, src FROM links WHERE dst IN ({marks})")
-            for a, b in self.db.execute(sql, chunk + chunk):
-                if a != b:
-                    out.setdefault(a, set()).add(b)
+        sql = "SELECT src, dst FROM links WHERE src {in} AND dst IS NOT NULL UNION SELECT dst, src FROM links WHERE dst {in}"
+        for a, b in rows_in(self.db, sql, ids):
+            if a != b:
+                out.setdefault(a, set()).add(b)
         return out
 
     def sequence_neighbours(self, ids: Iterable[str]) -> dict[str, set[str]]:
         """Each given note's previous and next notes (those it has)."""
-        ids = list(dict.fromkeys(ids))
-        out: dict[str, set[str]] = {}
-        for start in range(0, len(ids), 400):
-            chunk = ids[start : start + 400]
-            marks = ",".join("?" for _ in chunk)
-            for i, prev, nxt in self.db.execute(f"SELECT id, previous, next FROM notes WHERE id IN ({marks})", chunk):
-                out[i] = {n for n in (prev, nxt) if n}
-        return out
+        rows = rows_in(self.db, "SELECT id, previous, next FROM notes WHERE id {in}", dict.fromkeys(ids))
+        return {i: {n for n in (prev, nxt) if n} for i, prev, nxt in rows}
 
     def speakers(self) -> dict[str, str]:
         """Known speakers, lower-cased name -> name."""
@@ -523,23 +499,14 @@ class SqliteIndex:
 
     def speaker_notes(self, names: list[str], ids: Iterable[str]) -> set[str]:
         """Which of `ids` were said by one of `names`."""
-        ids = list(ids)
-        if not names or not ids:
+        if not names:
             return set()
-        marks = ",".join("?" for _ in ids)
-        names_marks = ",".join("?" for _ in names)
-        sql = f"SELECT id FROM notes WHERE id IN ({marks}) AND lower(speaker) IN ({names_marks})"
-        return {r[0] for r in self.db.execute(sql, ids + [n.lower() for n in names])}
+        sql = f"SELECT id FROM notes WHERE id {{in}} AND lower(speaker) IN ({','.join('?' * len(names))})"
+        return {r[0] for r in rows_in(self.db, sql, ids, *(n.lower() for n in names))}
 
     def stating_times(self, ids: Iterable[str]) -> set[str]:
         """Which of `ids` state a time in their text ("yesterday", "8 May 2023")."""
-        ids = list(ids)
-        out: set[str] = set()
-        for start in range(0, len(ids), 400):
-            chunk = ids[start : start + 400]
-            sql = f"SELECT id FROM notes WHERE id IN ({','.join('?' * len(chunk))}) AND stated != ''"
-            out.update(r[0] for r in self.db.execute(sql, chunk))
-        return out
+        return {r[0] for r in rows_in(self.db, "SELECT id FROM notes WHERE id {in} AND stated != ''", ids)}
 
     # -- the index's own checks (for `amem doctor`) --------------------------
     def integrity_errors(self) -> list[str]:
@@ -790,21 +757,26 @@ def forget_links(db: sqlite_utils.Database, note_id: str) -> None:
 
 def _candidates(db: sqlite_utils.Database, keys: Iterable[str]) -> dict[str, list[tuple[int, str]]]:
     """{name key: [(rank, note id)]} of the notes answering to each key."""
-    keys, out = list(keys), {}
-    for start in range(0, len(keys), 500):
-        chunk = keys[start : start + 500]
-        sql = f"SELECT name, rank, note_id FROM note_names WHERE name IN ({','.join('?' * len(chunk))})"
-        for name, rank, note_id in db.execute(sql, chunk):
-            out.setdefault(name, []).append((rank, note_id))
+    out: dict[str, list[tuple[int, str]]] = {}
+    for name, rank, note_id in rows_in(db, "SELECT name, rank, note_id FROM note_names WHERE name {in}", keys):
+        out.setdefault(name, []).append((rank, note_id))
     return out
 
 
 def _resolve_again(db: sqlite_utils.Database, keys: set[str]) -> None:
-    keys_ = list(keys)
-    found = _candidates(db, keys_)
-    for start in range(0, len(keys_), 500):
-        chunk = keys_[start : start + 500]
-        sql = f"SELECT rowid, key, target, dst FROM links WHERE key IN ({','.join('?' * len(chunk))})"
-        changed = [(dst, rowid) for rowid, k, aim, old in db.execute(sql, chunk).fetchall()
-                   if (dst := link_names.best(found.get(k, ()), aim)) != old]
-        db.conn.executemany("UPDATE links SET dst = ? WHERE rowid = ?", changed)
+    found = _candidates(db, keys)
+    rows = rows_in(db, "SELECT rowid, key, target, dst FROM links WHERE key {in}", keys)
+    changed = [(dst, rowid) for rowid, k, aim, old in rows if (dst := link_names.best(found.get(k, ()), aim)) != old]
+    db.conn.executemany("UPDATE links SET dst = ? WHERE rowid = ?", changed)
+
+
+def rows_in(db: sqlite_utils.Database, sql: str, values: Iterable, *after) -> list[tuple]:
+    """The rows of `sql` for `values`, a chunk of them at a time (a statement binds at
+    most 999 values in older SQLite builds): each `{in}` in `sql` becomes `IN (?, ...)`
+    over the chunk; `after`: values bound after the chunk's."""
+    values, rows = list(values), []
+    for start in range(0, len(values), IN_CHUNK):
+        chunk = values[start : start + IN_CHUNK]
+        marks = f"IN ({','.join('?' * len(chunk))})"
+        rows += db.execute(sql.replace("{in}", marks), chunk * sql.count("{in}") + list(after)).fetchall()
+    return rows

@@ -127,3 +127,22 @@ def test_clearing_vector_deletes_some_or_all(index):
     with index.transaction():
         index.clear_vector_deletes()
     assert index.pending_vector_deletes() == []
+
+
+def test_queries_over_many_ids_run_a_chunk_at_a_time(index, monkeypatch):
+    """More ids than one `IN (...)` list takes (SQLite binds at most 999 values in older
+    builds): each query answers for all of them, its lists and later values bound right."""
+    import amem_cli.index.sqlite as sqlite_index
+
+    monkeypatch.setattr(sqlite_index, "IN_CHUNK", 3)
+    notes = [Note(f"n{k}", f"note {k}", created_at=day(1, 1 + k)) for k in range(8)]
+    for before, after in zip(notes, notes[1:]):
+        before.next, after.previous = after.id, before.id
+    notes[2].metadata = {"speaker": "Ann"}
+    put(index, *notes)
+    ids = [n.id for n in notes] + ["missing"]
+    assert index.existing(ids) == {n.id for n in notes}
+    assert set(index.get_many(ids)) == {n.id for n in notes}
+    assert index.sequence_neighbours(ids)["n4"] == {"n3", "n5"}
+    assert index.adjacency(ids)["n7"] == {"n6"}  # `{in}` twice: both lists bound to the chunk
+    assert index.speaker_notes(["ann"], ids) == {"n2"}  # the names bound after the chunk
