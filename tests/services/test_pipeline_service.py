@@ -240,6 +240,21 @@ def test_evolve_on_demand_dry_run_writes_nothing(vault):
         assert mem.get(old.id).context == "The night-time migration policy for long Postgres migrations, against table locks."
 
 
+def test_evolve_on_demand_leaves_a_pinned_note_alone(vault):
+    with AgentMemory(vault, embedder="fake", llm="none", link_threshold=0.0) as mem:
+        old = mem.add(POLICY, context="Migration policy.", tags=["ops"], keywords=["migrations"])
+        new = mem.add(DEPLOY)
+        assert new.links == [old.id]
+    path = vault / f"{old.id}.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("---\n", "---\npinned: true\n", 1), encoding="utf-8")
+    later = time.time() - 60  # not a hand edit by its time: only `pinned` keeps it
+    os.utime(path, (later, later))
+    llm = router(evolve={"context": "The night-time migration policy for long Postgres migrations, against table locks.", "tags": ["deploy"]})
+    with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=0.0) as mem:
+        assert mem._c.notes.pipeline.revisit(new.id)["evolutions"] == {}
+        assert mem.get(old.id).context == "Migration policy."
+
+
 def test_stats_profiles_and_config(tmp_path):
     runner = CliRunner()
     vault = tmp_path / "v"
