@@ -9,7 +9,9 @@ time): all-MiniLM-L6-v2 embeds ~2.8x faster on 2 cores, its vectors within cosin
 the full-precision model's. Measured with benchmarks/locomo.py (504 questions): recall@10
 -0.003 [-0.012, +0.006] against full precision, and +0.001 [-0.003, +0.006] for a vault
 embedded at full precision and searched with these vectors: the two mix, so the identity
-(what the index checks its vectors against) stays the model's.
+(what the index checks its vectors against) stays the model's. Not every model survives
+int8 (all-mpnet-base-v2: cosine ~0 to its own vectors; its feed-forward inputs suffer most):
+the export checks the int8 file against the full one and keeps the full one if they part.
 """
 
 from __future__ import annotations
@@ -30,8 +32,17 @@ from ..places import cache_root
 from .base import Embedder
 from .sentence import DEFAULT_MODEL, model_label, resolve_model_path
 
-EXPORT_VERSION = 2  # part of the cache key: bump it when the export changes (2: int8 weights)
+EXPORT_VERSION = 3  # part of the cache key: bump it when the export changes (2: int8 weights; 3: checked)
 WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+# Plain sentences the int8 export must embed close to the full one. all-MiniLM-L6-v2: cosine
+# 0.97-0.99 (LoCoMo turns); all-mpnet-base-v2: -0.15 to 0.05 (with one scale a matrix: 0.80-0.88).
+PROBES = (
+    "How long should I cook spaghetti?",
+    "Caroline went to the support group yesterday and felt welcome there.",
+    "The quarterly report is due on Friday; Sam still needs the sales figures.",
+    "I love hiking in the mountains with my dog.",
+)
+MIN_INT8_COSINE = 0.95
 
 
 class OnnxUnavailable(AmemError):
@@ -133,15 +144,33 @@ def export_onnx(model: str = DEFAULT_MODEL, cache_dir: str | Path | None = None,
     full = target.with_suffix(f".{os.getpid()}.full.tmp")  # the full-precision export, quantized into tmp
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        _export(read_layout(model), full)
+        layout = read_layout(model)
+        _export(layout, full)
         _quantize(full, tmp)
-        os.replace(tmp, target)
+        os.replace(tmp if _int8_keeps_the_vectors(layout, full, tmp) else full, target)
     except Exception as exc:
         raise OnnxUnavailable(f"cannot export the embedding model to ONNX: {_one_line(exc)}") from None
     finally:
         tmp.unlink(missing_ok=True)
         full.unlink(missing_ok=True)
     return target
+
+
+def _int8_keeps_the_vectors(layout: ModelLayout, full: Path, quantized: Path) -> bool:
+    """Whether the int8 file embeds PROBES close to the full-precision one; if not, says so."""
+    import numpy as np
+    import onnxruntime
+
+    tokenizer = _tokenizer(layout)
+    vectors = [
+        np.stack([_vector(_session(onnxruntime, path, layout.dims), tokenizer, layout, t) for t in PROBES])
+        for path in (full, quantized)
+    ]
+    worst = float((vectors[0] * vectors[1]).sum(axis=1).min())
+    if worst < MIN_INT8_COSINE:
+        print(f"amem: int8 weights change this model's vectors (cosine {worst:.2f}); keeping full precision",
+              file=sys.stderr, flush=True)
+    return worst >= MIN_INT8_COSINE
 
 
 def _quantize(full: Path, out: Path) -> None:
@@ -270,23 +299,12 @@ class OnnxEmbedder:
         return self._workers
 
     def _embed_one(self, text: str):
-        """The text's vector: the mean of its token vectors (none is padding), normalised."""
-        import numpy as np
-
-        encoding = self._tokenizer.encode(text.lower() if self._layout.lower_case else text)
-        feeds = {
-            "input_ids": np.array([encoding.ids], dtype=np.int64),
-            "attention_mask": np.array([encoding.attention_mask], dtype=np.int64),
-            "token_type_ids": np.array([encoding.type_ids], dtype=np.int64),
-        }
-        (tokens,) = self._session.run(None, {i.name: feeds[i.name] for i in self._session.get_inputs()})
-        pooled = tokens[0].mean(axis=0)
-        return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
+        return _vector(self._session, self._tokenizer, self._layout, text)
 
     def _load(self) -> None:
         try:
             import onnxruntime
-            from tokenizers import Tokenizer
+            import tokenizers  # noqa: F401
         except ImportError as exc:
             raise OnnxUnavailable(f"the ONNX embedder needs onnxruntime and tokenizers ({exc})") from None
         layout = read_layout(self.model_name)
@@ -299,18 +317,39 @@ class OnnxEmbedder:
                 error = _one_line(exc)
         else:
             raise OnnxUnavailable(f"onnxruntime cannot load {path}: {error}")
-        tokenizer = Tokenizer.from_file(str(layout.transformer / "tokenizer.json"))
-        # tokenizer.json may fix padding and truncation (MiniLM's: 128 tokens). As
-        # sentence-transformers: truncate at the model's max_seq_length; one text a run, no padding.
-        tokenizer.enable_truncation(layout.max_seq_length)
-        tokenizer.no_padding()
-        self._session, self._tokenizer, self._layout = session, tokenizer, layout
+        self._session, self._tokenizer, self._layout = session, _tokenizer(layout), layout
 
     def _fall_back(self, exc: OnnxUnavailable) -> None:
         if self._make_fallback is None:
             raise exc
         print(f"amem: {exc.message}; using sentence-transformers instead", file=sys.stderr, flush=True)
         self._fallback = self._make_fallback()
+
+
+def _tokenizer(layout: ModelLayout):
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(layout.transformer / "tokenizer.json"))
+    # tokenizer.json may fix padding and truncation (MiniLM's: 128 tokens). As
+    # sentence-transformers: truncate at the model's max_seq_length; one text a run, no padding.
+    tokenizer.enable_truncation(layout.max_seq_length)
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def _vector(session, tokenizer, layout: ModelLayout, text: str):
+    """The text's vector: the mean of its token vectors (none is padding), normalised."""
+    import numpy as np
+
+    encoding = tokenizer.encode(text.lower() if layout.lower_case else text)
+    feeds = {
+        "input_ids": np.array([encoding.ids], dtype=np.int64),
+        "attention_mask": np.array([encoding.attention_mask], dtype=np.int64),
+        "token_type_ids": np.array([encoding.type_ids], dtype=np.int64),
+    }
+    (tokens,) = session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})
+    pooled = tokens[0].mean(axis=0)
+    return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
 
 
 def _cores() -> int:

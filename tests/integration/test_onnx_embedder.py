@@ -1,6 +1,6 @@
 """The ONNX embedder against sentence-transformers on the real all-MiniLM-L6-v2: vectors
 within cosine 0.97 (int8 weights) and the same identity, a fresh process that never imports torch, and a cache that is reused
-and repaired. The model is exported once per test session (into the session's AMEM_CACHE_DIR)."""
+and repaired; an int8 file that changes the vectors is not kept. The model is exported once per test session (into the session's AMEM_CACHE_DIR)."""
 
 from __future__ import annotations
 
@@ -152,6 +152,35 @@ def test_damaged_cache_file_is_exported_again(onnx_embedder, cache_dir, tmp_path
     assert path.read_bytes() == data
     assert cosines(vector, onnx_embedder.embed(["how long should I cook noodles"])).min() >= 0.9999
     assert capfd.readouterr().err.count("\n") == 1  # the one "preparing" line
+
+
+def scrambled(model: Path, out: Path) -> Path:
+    """`model` with its word vectors shuffled among the words: the same graph, other vectors."""
+    import onnx as onnx_format
+    from onnx import numpy_helper
+
+    graph = onnx_format.load(str(model))
+    for i, weights in enumerate(graph.graph.initializer):
+        if weights.name.endswith("word_embeddings.weight"):
+            rows = numpy_helper.to_array(weights)
+            shuffled = rows[np.random.default_rng(0).permutation(len(rows))]
+            graph.graph.initializer[i].CopyFrom(numpy_helper.from_array(shuffled, weights.name))
+    onnx_format.save(graph, str(out))
+    return out
+
+
+def test_an_int8_export_that_changes_the_vectors_is_not_kept(onnx_embedder, cache_dir, tmp_path, monkeypatch, capfd):
+    """Some models do not survive int8 (all-mpnet-base-v2: cosine ~0.05 to its own vectors):
+    then the full-precision export is kept, and the user is told in one line."""
+    good = onnx_path(cache_dir=cache_dir)
+    strayed = scrambled(good, tmp_path / "strayed.onnx")
+    monkeypatch.setattr(onnx, "_export", lambda layout, out: shutil.copyfile(good, out))
+    monkeypatch.setattr(onnx, "_quantize", lambda full, out: shutil.copyfile(strayed, out))
+    path = export_onnx(cache_dir=tmp_path / "cache")
+    assert path.read_bytes() == good.read_bytes()
+    err = capfd.readouterr().err.splitlines()
+    assert err[-1].startswith("amem: int8 weights change this model's vectors") and err[-1].endswith("keeping full precision")
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temp files left
 
 
 def test_failed_export_falls_back_in_one_line(st_embedder, tmp_path, monkeypatch, capfd):
