@@ -198,14 +198,16 @@ class PhraseVectors:
 
 
 class BatchedEmbedder:
-    """An embedder with what keyword extraction will ask for (each text and its candidate
-    phrases) embedded in one batch up front: many small calls cost far more. `phrases`:
-    vectors kept from earlier batches, used and added to."""
+    """An embedder with what keyword extraction will ask for (each text, less a
+    transcript's speaker labels as `construct` ranks it, and its candidate phrases)
+    embedded in one batch up front: many small calls cost far more. `phrases`: vectors
+    kept from earlier batches, used and added to."""
 
     def __init__(self, embedder: Embedder, contents: list[str], phrases: PhraseVectors | None = None):
         self.embedder, self.phrases = embedder, phrases
         self._cache: dict[str, Any] = {}
-        self.embed(list(dict.fromkeys(t for c in contents for t in [c, *candidate_phrases(c)])))
+        said = [without_speakers(c) for c in contents]
+        self.embed(list(dict.fromkeys(t for c in said for t in [c, *candidate_phrases(c)])))
 
     @property
     def identity(self) -> str:

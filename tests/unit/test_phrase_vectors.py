@@ -5,7 +5,7 @@ same as without them."""
 from __future__ import annotations
 
 from amem_cli.embed.fake import HashEmbedder
-from amem_cli.steps.construct import BatchedEmbedder, PhraseVectors, candidate_phrases, extract_keywords
+from amem_cli.steps.construct import BatchedEmbedder, PhraseVectors, candidate_phrases, construct, extract_keywords
 
 NOTES = [
     "Caroline painted the bright mural at the community centre on Friday.",
@@ -33,6 +33,17 @@ def test_a_phrase_of_an_earlier_batch_is_not_embedded_again():
     assert again >= {"community centre", "Friday"}
     assert not again & set(embedder.texts)
     assert NOTES[1] in embedder.texts  # a note's own text is not kept: it does not recur
+
+
+def test_a_transcripts_keywords_ask_nothing_beyond_the_batch():
+    """The batch embeds the text as keyword extraction ranks it, without the speaker
+    labels: else each transcript note cost two more runs of the model."""
+    embedder = Counting()
+    transcript = "user: Caroline painted the bright mural on Friday.\nassistant: Tell me about the mural."
+    batch = BatchedEmbedder(embedder, [transcript])
+    embedder.texts.clear()
+    assert construct(transcript, embedder=batch, model_fields=()).keywords
+    assert embedder.texts == []
 
 
 def test_the_keywords_are_those_of_a_batch_alone():
