@@ -304,8 +304,7 @@ class Pipeline:
         note = self.writer.get(note_id)
         vector = self.indexer.vectors_of([note_id]).get(note_id)
         new_links = self.propose_links(note, self._candidates([note], {note_id: vector})[note_id]) if vector is not None else []
-        linked = dict.fromkeys(note.links + note.backlinks + new_links)
-        evolutions = self._proposed_evolutions(note, [t for t in linked if self._may_evolve(t)])
+        evolutions = self._proposed_evolutions(note, list(dict.fromkeys(note.links + note.backlinks + new_links)))
         if not dry_run:
             self._apply_links([(note_id, t) for t in new_links])
             evolutions = {t: changes for t, changes in evolutions.items() if self._revise(t, changes, note_id)}
@@ -369,8 +368,11 @@ class Pipeline:
 
     def _proposed_evolutions(self, new: Note, target_ids: list[str]) -> dict[str, dict]:
         """{linked note id: the context/tags change the model proposes for it}, decided in one
-        call; left out: the notes with nothing usable. The callers pass only notes that may
-        evolve (`_may_evolve`)."""
+        call; left out: the notes with nothing usable, and those that may not evolve (no
+        model, pinned or hand-edited)."""
+        # Checked here too, not only in `connect` before it writes the backlinks: that
+        # write reads each target's file again, and only then is a `pinned` just added seen.
+        target_ids = [t for t in target_ids if self._may_evolve(t)]
         found = self.index.get_many(target_ids, links=False)
         targets = [found[t] for t in target_ids if t in found]
         if not targets:
