@@ -370,8 +370,9 @@ class Pipeline:
         """{linked note id: the context/tags change the model proposes for it}, decided in one
         call; left out: the notes with nothing usable, and those that may not evolve (no
         model, pinned or hand-edited)."""
-        # Checked here too, not only in `connect` before it writes the backlinks: that
-        # write reads each target's file again, and only then is a `pinned` just added seen.
+        # Checked here too, not only in `connect` before it writes the backlinks: a
+        # `pinned` added by hand that the vault watcher has not reported yet is not in the
+        # index at that check; writing the backlinks reads each target's file, so it is here.
         target_ids = [t for t in target_ids if self._may_evolve(t)]
         found = self.index.get_many(target_ids, links=False)
         targets = [found[t] for t in target_ids if t in found]
