@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/import_speed.py --notes 10000           # the real all-MiniLM-L6-v2
     .venv/bin/python benchmarks/import_speed.py --notes 2000 --embedder fake
     .venv/bin/python benchmarks/import_speed.py --notes 10000 --before ../before   # and an older amem, in the same run
+    .venv/bin/python benchmarks/import_speed.py --notes 3000 --before ../before --rounds 3   # taking turns, 3 times
 
 Writes N varied notes (the seeded generator of foundation.py: content, keywords, tags,
 created_at, metadata) to a JSONL file, and the same notes without their keywords (so the
@@ -13,7 +14,10 @@ warm server, which it starts) and prints notes/s over the whole command, and aga
 the command's fixed cost (start-up and model load: an import of one note into another
 new vault, timed the same way). `--before DIR`: the same imports by the amem whose
 source is in DIR (a git worktree of an older commit: it runs with PYTHONPATH=DIR), so
-a change is measured before and after on one machine in one run. `--defer` only stores
+a change is measured before and after on one machine in one run. `--rounds N` repeats
+the imports N times, before and after taking turns, and gives each figure's median and
+range: on a shared 2-core machine one 10,000-note import moves by 10-20% from one run
+to the next, so a single pair says little. `--defer` only stores
 and embeds (the pipeline's work is queued). The servers started are stopped at the end.
 Then the texts the last import embedded are embedded again, by the model alone in this
 process: the import's ceiling on this machine, in the same run. Figures only; nothing
@@ -28,6 +32,7 @@ import os
 import platform
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -108,6 +113,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=256, help="amem import --batch (default 256)")
     ap.add_argument("--defer", action="store_true", help="amem import --defer: store and embed, queue the pipeline's work")
     ap.add_argument("--before", type=Path, metavar="DIR", help="also run the amem whose source is in DIR (PYTHONPATH=DIR)")
+    ap.add_argument("--rounds", type=int, default=1, help="repeat the imports this many times, before and after taking turns (default 1)")
     ap.add_argument("--keep", action="store_true", help="keep the temp folder (vaults and JSONL)")
     args = ap.parse_args()
 
@@ -124,12 +130,16 @@ def main() -> None:
     options = ["--batch", str(args.batch), "--json", *(["--defer"] if args.defer else [])]
     sources = {**({"before": args.before.resolve()} if args.before else {}), "after": None}
     load = os.getloadavg()[0]
-    cases = {}
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
+    cases: dict[tuple[str, str], list[dict]] = {}
     try:
-        for version, source in sources.items():
-            for label, (data, one) in files.items():
-                cases[version, label] = one_case(tmp, f"{version}-{len(cases)}", data, one, options, source)
-        last = cases["after", "left out"]
+        for _ in range(args.rounds):
+            for version, source in sources.items():
+                for label, (data, one) in files.items():
+                    runs = cases.setdefault((version, label), [])
+                    runs.append(one_case(tmp, f"{version}-{len(runs)}-{label.replace(' ', '-')}", data, one, options, source))
+        last = cases["after", "left out"][-1]
         model_s, model_n = embedding_alone(last["vault"], args.embedder)
     finally:
         if not args.keep:
@@ -143,16 +153,18 @@ def main() -> None:
         ("load average (1 min) before / after", f"{load:.2f} / {os.getloadavg()[0]:.2f}"),
         ("embedder", last["status"]["embedding_model"] or args.embedder),
         ("command", " ".join(f"{k}={v}" for k, v in SETTINGS.items()) + " " + shlex.join(last["command"])),
-        ("notes", f"{args.notes} a run"),
+        ("notes", f"{args.notes} a run" + (f", {args.rounds} rounds (figures: median, then each round)" if args.rounds > 1 else "")),
     ]
-    for (version, label), case in cases.items():
-        st = case["status"]
-        rows += [
-            (f"{version}, keywords {label}", f"{args.notes / case['wall']:.1f} notes/s ({case['wall']:.1f} s; "
-             f"{args.notes / max(case['wall'] - case['fixed'], 1e-9):.1f} less the fixed cost of {case['fixed']:.1f} s)"),
-            ("  imported / indexed / embedded / links", f"{case['report']['imported']} / {st['indexed']} / {st['embedded']} / {st['links']}"
-             + ("" if case["server"] else "  (NOT through the warm server)")),
-        ]
+    for (version, label), runs in cases.items():
+        rates = [args.notes / case["wall"] for case in runs]
+        wall, fixed = (statistics.median(case[k] for case in runs) for k in ("wall", "fixed"))
+        net = f"{args.notes / (wall - fixed):.1f}" if wall > fixed else "n/a"  # a tiny import can take less than one note's
+        each = f"; rounds: {', '.join(f'{r:.1f}' for r in rates)}" if len(runs) > 1 else ""
+        rows.append((f"{version}, keywords {label}", f"{statistics.median(rates):.1f} notes/s ({net} "
+                     f"less the fixed cost of {fixed:.1f} s{each})"))
+        counts = [f"{case['report']['imported']} / {case['status']['indexed']} / {case['status']['embedded']} / "
+                  f"{case['status']['links']}" + ("" if case["server"] else "  (NOT through the warm server)") for case in runs]
+        rows += [("  imported / indexed / embedded / links", c) for c in dict.fromkeys(counts)]  # once if the same each round
     rows.append(("the model alone on the same texts", f"{model_n / model_s:.1f} notes/s (the ceiling: {model_n} embedding texts, in process)"))
     if args.keep:
         rows.append(("kept", str(tmp)))
