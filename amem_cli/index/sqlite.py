@@ -497,6 +497,16 @@ class SqliteIndex:
         rows = self.db.execute("SELECT DISTINCT speaker FROM notes WHERE speaker IS NOT NULL")
         return {r[0].lower(): r[0] for r in rows}
 
+    def conversation_speakers(self) -> set[str]:
+        """The speakers of conversations: those a note answers and who answer it again in
+        the next (a sequence's turns A, B, A). A label that only heads notes ("Postgres:
+        ...", "TODO: ...") is not one."""
+        rows = self.db.execute(
+            "SELECT DISTINCT a.speaker, b.speaker FROM notes a JOIN notes b ON b.id = a.previous "
+            "JOIN notes c ON c.id = b.previous WHERE a.speaker = c.speaker AND b.speaker != a.speaker"
+        )
+        return {name for row in rows for name in row}
+
     def speaker_notes(self, names: list[str], ids: Iterable[str]) -> set[str]:
         """Which of `ids` were said by one of `names`."""
         if not names:

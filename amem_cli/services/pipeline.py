@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from ..errors import AmemError, ConflictError
+from ..index.sqlite import speaker_of
 from ..llm.base import LLM, LLMError
 from ..models import MODEL_FIELDS, Note
 from ..steps import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolutions
@@ -102,11 +103,14 @@ class Pipeline:
         if boxes is None:
             boxes = dict(self.index.boxes())
         recent: dict[str, deque[str]] = {}  # box -> keywords and tags of this batch's notes in it
+        people = self._people(notes)
         for note in notes:
+            # A conversation's turns get no box named after its speakers (a note about one does).
+            speakers = people if speaker_of(note) else set()
             box_llm = self.llm if "boxes" in self.settings.model_fields and not note.boxes else None
             c = construct(note.content, keywords=note.keywords, tags=note.tags, context=note.context,
                           llm=self.llm, embedder=embedder, model_fields=self.settings.model_fields,
-                          boxes=None if box_llm is None else self._offered_boxes(note, embedder, boxes, recent),
+                          boxes=None if box_llm is None else self._offered_boxes(note, embedder, boxes, recent, speakers),
                           max_boxes=self.settings.max_boxes)
             note.keywords, note.tags, note.context = c.keywords, c.tags, c.context
             self.stats.count(c)
@@ -114,7 +118,7 @@ class Pipeline:
             if not note.boxes:
                 related = None if box_llm is None else self._related_boxes(note.keywords, note.tags, recent)
                 b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=box_llm,
-                                   max_boxes=self.settings.max_boxes, related=related, proposed=c.boxes)
+                                   max_boxes=self.settings.max_boxes, related=related, proposed=c.boxes, people=speakers)
                 note.boxes = b.boxes
                 self.stats.count(b)
                 if b.fallback:
@@ -130,13 +134,23 @@ class Pipeline:
             self.stats.notes += 1
 
     def _offered_boxes(self, note: Note, embedder, boxes: dict[str, int],
-                       recent: dict[str, deque[str]]) -> list[tuple[str, int]]:
+                       recent: dict[str, deque[str]], people: set[str]) -> list[tuple[str, int]]:
         """The boxes offered to the model with the note's other fields, before it wrote its
         keywords and tags: those the note fits by its given ones, else by the deterministic
         method's (its answer is then checked against those the model wrote)."""
         keywords = note.keywords or extract_keywords(without_speakers(note.content), embedder)
         tags = note.tags or tags_from_keywords(keywords)
-        return fitting_boxes(note.content, keywords, tags, boxes, self._related_boxes(keywords, tags, recent))
+        return fitting_boxes(note.content, keywords, tags, boxes, self._related_boxes(keywords, tags, recent), people)
+
+    def _people(self, notes: list[Note]) -> set[str]:
+        """Who speaks in the vault's conversations and in these notes' (a sequence, not
+        indexed yet), when one of the notes is a turn ("Name: ..."): no box of a turn is
+        named after them (see `classify_boxes`)."""
+        said = [speaker_of(n) for n in notes]
+        if not any(said):
+            return set()
+        turns = {(a, b) for a, b, c in zip(said[2:], said[1:], said) if a and b and a == c and a != b}
+        return self.index.conversation_speakers() | {name for pair in turns for name in pair}
 
     def _related_boxes(self, keywords: list[str], tags: list[str],
                        recent: dict[str, deque[str]]) -> Mapping[str, Iterable[str]]:
@@ -241,11 +255,13 @@ class Pipeline:
         if not todo or self.vault.read_only:  # (a read-only vault: amem may not write there)
             return
         embedder, boxes, model = self.indexer.embedder(), dict(self.index.boxes()), self.has_model()
+        people = self._people([note for _, note in todo])
         for before, note in todo:
             queued_at = now().isoformat()
 
             def change(current: Note, before: Note = before) -> Note:
-                new = rederived(current, before, embedder=embedder, boxes=boxes, max_boxes=self.settings.max_boxes)
+                new = rederived(current, before, embedder=embedder, boxes=boxes, max_boxes=self.settings.max_boxes,
+                                people=people if speaker_of(current) else ())
                 if model and to_rederive(current, before):
                     new.metadata.setdefault(QUEUED, queued_at)
                 return new

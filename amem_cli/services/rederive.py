@@ -7,7 +7,7 @@ changed in the same save are theirs from then on."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 from ..embed.base import Embedder
@@ -28,11 +28,13 @@ def to_rederive(note: Note, before: Note) -> list[str]:
     return [f for f in note.derived if f in DERIVABLE and getattr(note, f) == getattr(before, f)]
 
 
-def rederived(note: Note, before: Note, *, embedder: Embedder | None, boxes: Mapping[str, int], max_boxes: int) -> Note:
+def rederived(note: Note, before: Note, *, embedder: Embedder | None, boxes: Mapping[str, int], max_boxes: int,
+              people: Collection[str] = ()) -> Note:
     """`note` with the fields `to_rederive` names derived again from its text by the
     deterministic method (at once, without a model: a model's version may follow) and
     recorded as such (`metadata.amem_fallbacks`), and with derived fields the person
-    changed in the same save recorded as theirs (in neither list). A pinned note as it is."""
+    changed in the same save recorded as theirs (in neither list). A pinned note as it is.
+    `people`: who speaks in the vault (no box is named after them)."""
     if note.extra.get("pinned") is True:
         return note
     redo = to_rederive(note, before)
@@ -40,7 +42,8 @@ def rederived(note: Note, before: Note, *, embedder: Embedder | None, boxes: Map
     built = construct(note.content, **given, llm=None, embedder=embedder)
     new = replace(note, **{f: getattr(built, f) for f in FIELDS if f in redo})
     if "boxes" in redo:
-        new.boxes = classify_boxes(new.content, new.keywords, new.tags, boxes, llm=None, max_boxes=max_boxes).boxes
+        new.boxes = classify_boxes(new.content, new.keywords, new.tags, boxes, llm=None, max_boxes=max_boxes,
+                                   people=people).boxes
     # The fields derived again are the deterministic method's now; those taken over, the person's.
     return replace(new, metadata=recorded(note.metadata, [f for f in note.generated if f not in DERIVABLE],
                                           [f for f in fallbacks_of(note) if f not in DERIVABLE] + redo))

@@ -351,3 +351,38 @@ def test_a_batch_is_linked_with_each_file_written_once(vault, monkeypatch):
         in_batch = [(n.id, t) for n in batch for t in notes[n.id].links if t != hub.id]
         assert in_batch  # the later notes of the batch link the earlier ones as well
         assert hub.id in [h.note.id for h in mem.search("night migrations", top_k=3, mode="keyword")]
+
+
+CHAT = [
+    "Ann: Hey Bob! I finally bought the telescope I told you about.",
+    "Bob: Nice, Ann! Did you spot the comet yet?",
+    "Ann: Not yet, Bob, the sky was cloudy all week.",
+    "Bob: Try the dark-sky park this weekend, the comet should be bright there.",
+]
+
+
+def test_people_who_speak_in_a_chat_get_no_box_and_a_heading_label_still_can(vault):
+    with AgentMemory(vault, embedder="fake", llm="none") as mem:
+        chat = mem.add_many({"content": c} for c in CHAT)
+        assert all(box not in ("ann", "bob") for n in chat for box in n.boxes)
+        later = mem.add("Ann: Bob, the telescope mount arrived today.")  # one note, its speakers known from the vault
+        assert not {"ann", "bob"} & set(later.boxes)
+        # A label that only heads notes is no speaker of a conversation: its box is allowed.
+        labelled = mem.add_many({"content": c, "tags": ["postgres"]} for c in
+                                ["Postgres: vacuum the users table weekly.", "Postgres: index the orders table."])
+        assert labelled[0].boxes == labelled[1].boxes == ["postgres"]
+
+
+def test_conversation_speakers_are_those_who_answer_and_are_answered(vault):
+    with AgentMemory(vault, embedder="fake", llm="none") as mem:
+        mem.add_many({"content": c} for c in ["Redis: keys expire lazily.", "Postgres: vacuum weekly.", "Kafka: keep seven days."])
+        assert mem._c.index.conversation_speakers() == set()
+        mem.add_many({"content": c} for c in CHAT[:3])
+        assert mem._c.index.conversation_speakers() == {"Ann", "Bob"}
+
+
+def test_a_note_about_a_speaker_that_is_no_turn_may_be_boxed_under_their_name(vault):
+    with AgentMemory(vault, embedder="fake", llm="none") as mem:
+        mem.add_many({"content": c} for c in CHAT)
+        about = mem.add("Dinner with Bob on Friday: he wants to borrow the telescope.", tags=["bob"])
+        assert about.boxes == ["bob"]

@@ -217,3 +217,19 @@ def test_a_person_who_keeps_saving_keeps_their_bytes(mem, monkeypatch):
     monkeypatch.undo()
     assert path.read_bytes() == saves[-1]
     assert mem._c.index.revisions(note.id) == []  # (read without a sync, which would derive from the last save)
+
+
+
+def test_boxes_derived_again_are_not_named_after_the_chats_speakers(vault):
+    def chat_model(messages, schema):  # keywords and tags naming the other speaker, as a small model might
+        fields = {"keywords": ["Bob", "telescope"], "tags": ["bob", "telescope"]}
+        return {k: v for k, v in fields.items() if k in schema.get("properties", {})} or None
+
+    chat = ["Ann: Bob, I bought the telescope.", "Bob: Nice, Ann! Seen the comet?", "Ann: Not yet, Bob."]
+    with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=chat_model)) as mem:
+        last = mem.add_many({"content": c} for c in chat)[-1]
+        assert "boxes" in last.derived
+        save(path_of(mem, last.id), lambda n: setattr(n, "content", "Ann: Bob, Bob, the clouds came back over the hill."))
+        mem.sync()
+        after = mem.get(last.id)
+        assert after.content.startswith("Ann: Bob, Bob,") and after.boxes and not {"ann", "bob"} & set(after.boxes)

@@ -516,6 +516,20 @@ def test_boxes_show_the_existing_boxes_the_note_fits_biggest_first():
     assert "Existing boxes: " + prompts.fenced("databases (5), git (1)") in llm.calls[0].prompt
 
 
+def test_no_box_is_named_after_someone_who_speaks_in_the_vault():
+    turn = "Audrey: Hey Andrew! I got new collars and tags for my dogs, so cute!"
+    keywords, tags, existing = ["Hey Andrew", "Audrey", "collars"], ["andrew", "audrey", "collars"], {"andrew": 40}
+    assert classify_boxes(turn, keywords, tags, existing, llm=None).boxes == ["andrew"]  # without the list of speakers
+    people = ["Andrew", "Audrey"]
+    assert classify_boxes(turn, keywords, tags, existing, llm=None, people=people).boxes == ["collars"]
+    d = classify_boxes(turn, keywords, tags, existing, llm=None, people=people, proposed=["Andrew", "Hey Audrey"])
+    assert d.boxes == ["collars"] and sum("names someone who speaks" in p for p in d.problems) == 2
+    llm = ScriptedLLM([{"boxes": ["collars"]}, {"boxes": ["collars"]}])
+    classify_boxes(turn, keywords, tags, existing, llm=llm)
+    classify_boxes(turn, keywords, tags, existing, llm=llm, people=people)
+    assert "andrew (40)" in llm.calls[0].prompt and "andrew (40)" not in llm.calls[1].prompt  # not offered either
+
+
 def test_new_box_is_slugged():
     d = classify_boxes(NOTE, ["Postgres"], [], EXISTING, llm=ScriptedLLM([{"boxes": ["Postgres Migrations!"]}]))
     assert d.boxes == ["postgres-migrations"] and d.new_boxes == ["postgres-migrations"]
