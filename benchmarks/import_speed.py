@@ -16,7 +16,7 @@ new vault, timed the same way). `--before DIR`: the same imports by the amem who
 source is in DIR (a git worktree of an older commit: it runs with PYTHONPATH=DIR), so
 a change is measured before and after on one machine in one run. `--rounds N` repeats
 the imports N times, before and after taking turns, and gives each figure's median and
-range: on a shared 2-core machine one 10,000-note import moves by 10-20% from one run
+every round's: on a shared 2-core machine one 10,000-note import moves by 10-20% from one run
 to the next, so a single pair says little. `--defer` only stores
 and embeds (the pipeline's work is queued). The servers started are stopped at the end.
 Then the texts the last import embedded are embedded again, by the model alone in this
