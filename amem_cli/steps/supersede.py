@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from amem_cli.steps._text import stem
 from amem_cli.text import is_stopword
@@ -209,7 +210,7 @@ _ENDING = re.compile(
 )
 # "Y" after these is what is no longer so.
 _LEFT_BEHIND = re.compile(
-    r"\b(?:instead of|rather than|(?:switch|mov|migrat|chang)\w* (?:\w+ )?(?:away )?from|replac\w*|no longer(?: \w+)?|"
+    r"(?<![\w-])(?:instead of|rather than|(?:switch|mov|migrat|chang)\w* (?:\w+ )?(?:away )?from|replac\w*|no longer(?: \w+)?|"
     r"(?:dropp|ditch|scrapp|abandon)\w*|gave up(?: on)?|giving up(?: on)?|quit|"
     r"not \w+ (?:any ?more|anymore)|from|over)\s+(?:the |our |my |a |an |to )?([\w'’.+-]+(?:\s+[\w'’.+-]+)?)",
     re.IGNORECASE,
@@ -534,10 +535,12 @@ def _heads(text: str) -> dict[str, str]:
     return out
 
 
-def read(text: str, known: set[str] | None = None) -> tuple[str | None, list[Sentence]]:
-    """(the speaker, the note's sentences: their clauses, values, subject, identifiers)."""
+@lru_cache(maxsize=4096)  # a note is compared with several, and an older note again and again
+def read(text: str) -> tuple[str | None, tuple[Sentence, ...]]:
+    """(the speaker, the note's sentences: their clauses, values, subject, identifiers).
+    Read only: the result is shared."""
     speaker, body = _speaker(text)
-    known = known if known is not None else _capitalised_inside(body)
+    known = _capitalised_inside(body)
     pieces: list[str] = []
     for piece in (s.strip() for s in _SENTENCE_END.split(body)):
         if pieces and _ABBREVIATION.search(pieces[-1]):
@@ -552,7 +555,7 @@ def read(text: str, known: set[str] | None = None) -> tuple[str | None, list[Sen
         sentence.subject = set().union(*(c.subject for c in sentence.clauses))
         sentence.ids, sentence.heads = _ids(sentence.text), _heads(sentence.text)
         out.append(sentence)
-    return speaker, out
+    return speaker, tuple(out)
 
 
 def _clauses(sentence: str, known: set[str], part: int) -> list[Clause]:
@@ -849,12 +852,9 @@ def judge(new_text: str, old_text: str) -> Verdict:
     """Whether `new_text` supersedes `old_text` (see the module's docstring)."""
     if " ".join(new_text.split()).casefold() == " ".join(old_text.split()).casefold():
         return Verdict(NO, "the same text")
-    new_speaker, new_body = _speaker(new_text)
-    old_speaker, old_body = _speaker(old_text)
-    if _other_speaker(new_speaker, old_speaker, new_body):
+    (new_speaker, new), (old_speaker, old) = read(new_text), read(old_text)
+    if _other_speaker(new_speaker, old_speaker, _speaker(new_text)[1]):
         return Verdict(NO, f"{new_speaker} speaks of themselves, not of {old_speaker}")
-    known = _capitalised_inside(old_body) | _capitalised_inside(new_body)
-    new, old = read(new_text, known)[1], read(old_text, known)[1]
     unsure: str | None = None
     why_not = "no value of the older note changes"
     for ns in new:
