@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,12 +13,17 @@ from .config import load_settings
 from .container import Container
 from .llm.base import LLM
 from .models import Note
-from .services.context import build_context
+from .services.context import build_context, context_of
+from .timeutil import duration, to_datetime
 from .services.importer import ImportReport
 from .services.notes import NoteService
 
 if TYPE_CHECKING:
     from .services.doctor import DoctorReport
+
+
+def _ttl(ttl: timedelta | str | None) -> timedelta | None:
+    return duration(ttl) if isinstance(ttl, str) else ttl
 
 
 class UntrustedVaultWarning(UserWarning):
@@ -119,14 +124,20 @@ class AgentMemory:
         after: str | None = None,
         defer: bool = False,
         redact: bool = True,
+        ttl: timedelta | str | None = None,
+        expires: datetime | str | None = None,
     ) -> Note:
         """Add one note; `after` continues the sequence of an existing note; `defer`
         stores it at once and queues the model's work for `process()`. Secrets (API keys,
-        tokens, passwords) become `[REDACTED:kind]` unless `redact=False`."""
-        return self._c.notes.add(
+        tokens, passwords) become `[REDACTED:kind]` unless `redact=False`. `ttl` ("30d"
+        or a timedelta) or `expires`: when it stops being true (it leaves search then).
+        The same text as a note's already is not stored again: that note is returned, and
+        records the date in `metadata["amem_occurrences"]`. A note that changes a fact of
+        an older one supersedes it (`note.supersedes`)."""
+        return self._c.notes.remember(
             content, keywords=keywords, tags=tags, context=context, created_at=created_at, metadata=metadata,
-            after=after, defer=defer, redact=redact,
-        )
+            after=after, defer=defer, redact=redact, ttl=_ttl(ttl), expires=expires,
+        )[0]
 
     def add_many(
         self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False, redact: bool = True
@@ -158,8 +169,33 @@ class AgentMemory:
 
     def search(self, query: str, top_k: int = 5, **filters: Any):
         """Hits best first; `floor=True` shows only those the query matched, as `amem
-        search` does (else `top_k` of them whenever the vault holds as many)."""
+        search` does (else `top_k` of them whenever the vault holds as many). A note that
+        superseded a hit ranks above it (`hit.replaces`, `hit.replaced_by`); `as_of=`
+        (a date) answers as things stood then; `include_expired=True` keeps expired notes."""
+        if isinstance(filters.get("as_of"), str):
+            filters["as_of"] = to_datetime(filters["as_of"])
         return self._c.search.search(query, limit=top_k, **filters)
+
+    def supersede(self, old: str, new: str, *, undo: bool = False) -> dict:
+        """Say that `new` supersedes `old` (`amem supersede`); `undo`: that it does not."""
+        s = self._c.notes.supersessions
+        return s.undo(old, new) if undo else s.supersede(old, new)
+
+    def supersede_suggestions(self) -> list[dict]:
+        """The pairs the detector was unsure of (`amem supersede --suggest`)."""
+        return self._c.notes.supersessions.suggestions()
+
+    def consolidate(self, *, dry_run: bool = False) -> list[dict]:
+        """Merge near-duplicates (`amem consolidate`): [{"kept", "merged", "dates"}]."""
+        from .services.consolidate import consolidate
+
+        return consolidate(self._c, dry_run=dry_run)
+
+    def forget_expired(self) -> list[str]:
+        """Move the notes past their expiry to the trash (`amem forget --expired`); their ids."""
+        from .operations import Context, run
+
+        return run("forget_expired", {}, Context(self._c))["removed"]
 
     def get(self, note_id: str) -> Note:
         return self._c.notes.get(note_id)
@@ -173,12 +209,17 @@ class AgentMemory:
         """Undo amem's last change to a note (`amem undo`), or bring back a removed note."""
         return self._c.notes.undo(note_id)
 
-    def build_context(self, query: str | Iterable[Note], *, max_tokens: int | None = 2000, top_k: int = 10) -> str:
+    def build_context(self, query: str | Iterable[Note], *, max_tokens: int | None = 2000, top_k: int = 10,
+                      as_of: datetime | str | None = None, history: bool = False, include_expired: bool = False) -> str:
         """A prompt-ready block of memories: the best `top_k` notes for a query (or the
         notes given), each with its date, context, keywords and links, within `max_tokens`.
-        Only notes the query matched (as `amem context`): "" when it matched none."""
-        notes = [h.note for h in self.search(query, top_k, floor=True)] if isinstance(query, str) else query
-        return build_context(notes, max_tokens)
+        Only notes the query matched (as `amem context`): "" when it matched none. A note
+        that replaced another says "(replaces ID of DATE)"; the one it replaced is left out
+        unless `history`. `as_of`: as things stood then."""
+        if not isinstance(query, str):
+            return build_context(query, max_tokens)
+        hits = self.search(query, top_k, floor=True, as_of=as_of, include_expired=include_expired)
+        return context_of(query, hits, max_tokens, history=history)["context"]
 
     def close(self) -> None:
         self._c.close()

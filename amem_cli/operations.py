@@ -110,18 +110,34 @@ def _fits(value: Any, hint: Any) -> bool:
 @operation("add")
 def add(cx: Context, content: str, keywords: list[str] | None = None, tags: list[str] | None = None,
         context: str | None = None, boxes: list[str] | None = None, metadata: dict[str, str] | None = None,
-        created: str | None = None, after: str | None = None, wait: bool = False, redact: bool = True) -> dict:
-    """The note, and `queued`: 1 when its model work is queued, else 0."""
+        created: str | None = None, after: str | None = None, wait: bool = False, redact: bool = True,
+        ttl: str | None = None) -> dict:
+    """The note, `queued`: 1 when its model work is queued, else 0; and `duplicate`: the
+    text was a note's already (that note, which records the date it was said again)."""
     from .redact import REDACTED
 
     queue = queues(cx, wait)
-    note = cx.container.notes.add(
+    note, duplicate = cx.container.notes.remember(
         content, keywords=keywords, tags=tags, context=context, boxes=boxes, metadata=metadata or {}, created_at=created,
-        after=after, defer=queue, redact=redact,
+        after=after, defer=queue, redact=redact, ttl=_ttl(ttl),
     )
-    if redacted := note.metadata.get(REDACTED):
+    if duplicate:
+        cx.warnings.append(f"the same text as {note.id}: not stored again; it records that it was said again")
+    elif redacted := note.metadata.get(REDACTED):
         cx.warnings.append(f"{redacted} secret{'s' if redacted != 1 else ''} redacted (--no-redact keeps them)")
-    return {**note.to_dict(), "queued": int(queue)}
+    return {**note.to_dict(), "queued": int(queue and not duplicate), "duplicate": duplicate}
+
+
+def _ttl(text: str | None):
+    from .timeutil import duration
+
+    return None if text is None else duration(text)
+
+
+def _when(text: str | None):
+    from .timeutil import to_datetime
+
+    return None if text is None else to_datetime(text)
 
 
 def queues(cx: Context, wait: bool) -> bool:
@@ -152,7 +168,8 @@ def show(cx: Context, id: str, related: bool = False) -> dict:
     note = notes.get(id)
     shown = note.to_dict()
     if related:
-        shown["related"] = notes.glimpses(filter(None, [note.previous, note.next, *note.links, *note.backlinks]))
+        shown["related"] = notes.glimpses(filter(None, [note.previous, note.next, *note.links, *note.backlinks,
+                                                        *note.supersedes, *note.superseded_by]))
     return shown
 
 
@@ -191,6 +208,41 @@ def undo(cx: Context, id: str) -> dict:
     return cx.container.notes.undo(id).to_dict()
 
 
+@operation("supersede")
+def supersede(cx: Context, old: str, new: str, undo: bool = False) -> dict:
+    """NEW supersedes OLD (`undo`: no longer): {"old", "new", "supersedes"}."""
+    s = cx.container.notes.supersessions
+    return s.undo(old, new) if undo else s.supersede(old, new)
+
+
+@operation("supersede_suggestions")
+def supersede_suggestions(cx: Context) -> list[dict]:
+    """The pairs the detector was unsure of, for a person or an agent to confirm."""
+    return cx.container.notes.supersessions.suggestions()
+
+
+@operation("consolidate")
+def consolidate(cx: Context, dry_run: bool = False) -> dict:
+    """Near-duplicates merged: {"groups": [{"kept", "merged", "dates"}], "dry_run"}."""
+    from .services.consolidate import consolidate as merge
+
+    return {"groups": merge(cx.container, dry_run=dry_run), "dry_run": dry_run}
+
+
+@operation("forget_expired")
+def forget_expired(cx: Context, dry_run: bool = False) -> dict:
+    """Expired notes to the trash (`amem undo ID` brings one back): {"removed", "dry_run"}."""
+    from .timeutil import now
+
+    notes = cx.container.notes
+    notes.indexer.sync()
+    expired = sorted(notes.index.expired(now()))
+    if not dry_run:
+        for note_id in expired:
+            notes.delete(note_id)
+    return {"removed": expired, "dry_run": dry_run, "recoverable": notes.trash.days > 0}
+
+
 @operation("evolve")
 def evolve(cx: Context, id: str, dry_run: bool = False) -> dict:
     return {"note": id, "dry_run": dry_run, **cx.container.notes.pipeline.revisit(id, dry_run=dry_run)}
@@ -201,47 +253,54 @@ def evolve(cx: Context, id: str, dry_run: bool = False) -> dict:
 
 @operation("search")
 def search(cx: Context, query: str, limit: int = 10, mode: str = "hybrid", tags: list[str] | None = None,
-           boxes: list[str] | None = None, since: str | None = None, until: str | None = None) -> list[dict]:
-    hits = _search(cx, query, limit=limit, mode=mode, tags=tags, boxes=boxes, since=since, until=until)
+           boxes: list[str] | None = None, since: str | None = None, until: str | None = None,
+           as_of: str | None = None, include_expired: bool = False) -> list[dict]:
+    hits = _search(cx, query, limit=limit, mode=mode, tags=tags, boxes=boxes, since=since, until=until, as_of=as_of,
+                   include_expired=include_expired)
     return [h.to_dict() for h in hits]
 
 
-def _search(cx: Context, query: str, **options: Any) -> list:
+def _search(cx: Context, query: str, *, as_of: str | None, **options: Any) -> list:
     """The hits that mean something (the floor: `SearchService._floor`); a query of only
     common words finds none, and the user is told why."""
     from .retrieve.query import unsearchable
 
     if why := unsearchable(query):
         cx.warnings.append(why)
-    return cx.container.search.search(query, floor=True, **options)
+    return cx.container.search.search(query, floor=True, as_of=_when(as_of), **options)
 
 
 @operation("context")
 def context(cx: Context, query: str, max_tokens: int = 2000, limit: int = 10, tags: list[str] | None = None,
-            boxes: list[str] | None = None, since: str | None = None, until: str | None = None) -> dict:
+            boxes: list[str] | None = None, since: str | None = None, until: str | None = None,
+            as_of: str | None = None, include_expired: bool = False, history: bool = False) -> dict:
+    """`history`: the notes a later one superseded too (else only the current one, which
+    says what it replaces)."""
     from .services.context import context_of
 
-    hits = _search(cx, query, limit=limit, tags=tags, boxes=boxes, since=since, until=until)
-    return context_of(query, (h.note for h in hits), max_tokens)
+    hits = _search(cx, query, limit=limit, tags=tags, boxes=boxes, since=since, until=until, as_of=as_of,
+                   include_expired=include_expired)
+    return context_of(query, hits, max_tokens, history=history)
 
 
 # -- bringing notes in --------------------------------------------------------------
 
 
 @operation("ingest")
-def ingest(cx: Context, transcripts: list[list[str]], redact: bool = True, wait: bool = False) -> list[dict]:
+def ingest(cx: Context, transcripts: list[list[str]], redact: bool = True, wait: bool = False,
+           ttl: str | None = None) -> list[dict]:
     """`transcripts`: [name, text] pairs, read by the client. One report each, with its
     name and `queued`: how many of its notes' model work is queued (see `queues`)."""
     if any(len(t) != 2 for t in transcripts):
         raise UsageError("each transcript is a [name, text] pair")
-    ingester, queue = cx.container.ingester, queues(cx, wait)
-    reports = [ingester.ingest(text, name, redact_secrets=redact, defer=queue) for name, text in transcripts]
+    ingester, queue, expires_after = cx.container.ingester, queues(cx, wait), _ttl(ttl)
+    reports = [ingester.ingest(text, name, redact_secrets=redact, defer=queue, ttl=expires_after) for name, text in transcripts]
     return [{"name": r.name, **r.to_dict(), "queued": len(r.ids) if queue else 0} for r in reports]
 
 
 @operation("import")
 def import_(cx: Context, path: str, wait: bool = False, batch: int = 256, redact: bool = True,
-            stdin: str | None = None) -> dict:
+            stdin: str | None = None, ttl: str | None = None) -> dict:
     """`path`: absolute, or '-' for `stdin` (the JSONL text the client read). The report
     has `queued`: how many notes' model work is queued (see `queues`)."""
     import io
@@ -251,7 +310,7 @@ def import_(cx: Context, path: str, wait: bool = False, batch: int = 256, redact
     queue = queues(cx, wait)
     report = cx.container.importer.import_path(
         path, defer=queue, batch=batch, progress=cx.progress, redact=redact,
-        stdin=io.StringIO(stdin) if path == "-" else None,
+        stdin=io.StringIO(stdin) if path == "-" else None, ttl=_ttl(ttl),
     )
     return {**report.to_dict(), "queued": len(report.ids) if queue else 0}
 

@@ -15,9 +15,10 @@ from .session import Session, read_stdin
 
 
 def search(session: Session, query: str, limit: int, mode: str, tag: list[str] | None, box: list[str] | None,
-           since: str | None, until: str | None, explain: bool, json_output: bool) -> None:
+           since: str | None, until: str | None, as_of: str | None, include_expired: bool, explain: bool,
+           json_output: bool) -> None:
     hits = session.call("search", {"query": query, "limit": limit, "mode": mode, "tags": tag, "boxes": box, "since": since,
-                                   "until": until})
+                                   "until": until, "as_of": as_of, "include_expired": include_expired})
     if json_output:
         print_json(hits)
         return
@@ -29,6 +30,10 @@ def search(session: Session, query: str, limit: int, mode: str, tag: list[str] |
         console.print(f"    {escape(snippet(hit['content'], 110))}")
         if hit["context"]:
             console.print(f"    [dim]{escape(snippet(hit['context'], 110))}[/]")
+        for r in hit["replaced_by"]:
+            console.print(f"    [yellow]superseded {day_of(r['date'])} by {escape(r['id'])}[/]")
+        for r in hit["replaces"]:
+            console.print(f"    [green]replaces {escape(r['id'])} of {day_of(r['date'])}[/]")
         if explain:
             parts = [_explain(name, v) for name, v in hit["sources"].items()]
             console.print(f"    [magenta]{escape('; '.join(parts))}[/]")
@@ -39,13 +44,17 @@ def _explain(name: str, source: dict) -> str:
         return f"{name} #{source['rank']} ({source['score']:.4f})"
     if name == "neighbour":
         return f"neighbour of {source['of']} (+{source['gain']:.4f})"
+    if name == "replaces":
+        return f"brought in: it superseded {source['of']}"
     return f"{name} boost x{1 + source['boost']:.2f}"
 
 
 def context(session: Session, query: str, max_tokens: int, limit: int, tag: list[str] | None, box: list[str] | None,
-            since: str | None, until: str | None, json_output: bool) -> None:
+            since: str | None, until: str | None, as_of: str | None, include_expired: bool, history: bool,
+            json_output: bool) -> None:
     block = session.call("context", {"query": query, "max_tokens": max_tokens, "limit": limit, "tags": tag, "boxes": box,
-                                     "since": since, "until": until})
+                                     "since": since, "until": until, "as_of": as_of, "include_expired": include_expired,
+                                     "history": history})
     if json_output:
         print_json(block)
     else:
@@ -54,11 +63,11 @@ def context(session: Session, query: str, max_tokens: int, limit: int, tag: list
 
 def add(session: Session, text: str | None, keyword: list[str] | None, tag: list[str] | None, context: str | None,
         box: list[str] | None, meta: list[str] | None, created: str | None, after: str | None, wait: bool,
-        no_wait: bool, no_redact: bool, json_output: bool) -> None:
+        no_wait: bool, no_redact: bool, ttl: str | None, json_output: bool) -> None:
     metadata = _parse_meta(meta)
     note = session.call("add", {
         "content": _read_text(text), "keywords": keyword, "tags": tag, "context": context, "boxes": box, "metadata": metadata,
-        "created": created, "after": after, "wait": wait_choice(wait, no_wait), "redact": not no_redact,
+        "created": created, "after": after, "wait": wait_choice(wait, no_wait), "redact": not no_redact, "ttl": ttl,
     })
     if json_output:
         print_json(note)
@@ -100,10 +109,12 @@ def show(session: Session, note_id: str, json_output: bool) -> None:
             console.print(f"[dim]{label}:[/] {escape(', '.join(note[label]))}")
     if note["context"]:
         console.print(f"[dim]context:[/] {escape(note['context'])}")
+    if note["expires"]:
+        console.print(f"[dim]expires:[/] {escape(note['expires'])}")
     for label in ("previous", "next"):
         if note[label]:
             console.print(f"[dim]{label}:[/] {_glimpse(note[label], related)}")
-    for label in ("links", "backlinks"):
+    for label in ("supersedes", "superseded_by", "links", "backlinks"):
         if note[label]:
             console.print(f"[dim]{label}:[/]")
             for link in note[label]:

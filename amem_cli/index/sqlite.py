@@ -164,6 +164,11 @@ class SqliteIndex:
             "next": note.next,
             "speaker": speaker_of(note),
             "stated": stated_words(note.content, note.created_at),
+            "supersedes": json.dumps(note.supersedes, ensure_ascii=False),
+            "superseded_by": json.dumps(note.superseded_by, ensure_ascii=False),
+            "expires": note.expires.isoformat() if note.expires else None,
+            "expires_utc": utc_key(note.expires),
+            "content_key": content_key(note.content),
         }
         db = self.db
         searched = ("content", "keywords", "tags", "context", "boxes", "created", "previous", "next")
@@ -274,22 +279,25 @@ class SqliteIndex:
         return self.db.execute("SELECT id, path FROM notes WHERE id >= ? AND id < ?", [prefix, end]).fetchall()
 
     def get(self, note_id: str) -> Note | None:
-        row = self.db.execute(f"SELECT {NOTE_COLS} FROM notes WHERE id = ?", [note_id]).fetchone()
+        row = self.db.execute(f"SELECT {ALL_NOTE_COLS} FROM notes WHERE id = ?", [note_id]).fetchone()
         return self._resolved([note_from_row(row)])[0] if row else None
 
     def get_many(self, ids: Iterable[str], *, links: bool = True) -> dict[str, Note]:
         """The notes of these ids; `links=False`: their links left as written, for callers
         that read only the notes' text (resolving a hub's hundreds of backlinks costs)."""
-        rows = rows_in(self.db, f"SELECT {NOTE_COLS} FROM notes WHERE id {{in}}", dict.fromkeys(ids))
+        rows = rows_in(self.db, f"SELECT {ALL_NOTE_COLS} FROM notes WHERE id {{in}}", dict.fromkeys(ids))
         out = {row[0]: note_from_row(row) for row in rows}
         if links:
             self._resolved(list(out.values()))
         return out
 
     def _resolved(self, notes: list[Note]) -> list[Note]:
-        """The notes with each link, backlink and sequence pointer as the id of the note it
-        names (as written, when it names none)."""
-        written = {w for n in notes for w in (*n.links, *n.backlinks, n.previous, n.next) if w}
+        """The notes with each link, backlink, sequence pointer and supersession as the id
+        of the note it names (as written, when it names none). A supersession either note
+        states is in both: a newer note's `supersedes` shows in the older one's
+        `superseded_by` (which amem does not write into a pinned or hand-edited file), and
+        the other way round."""
+        written = {w for n in notes for w in (*n.links, *n.backlinks, n.previous, n.next, *n.supersedes, *n.superseded_by) if w}
         ids = self.resolve(written)
 
         def one(w: str) -> str:
@@ -299,7 +307,27 @@ class SqliteIndex:
             n.links = list(dict.fromkeys(one(w) for w in n.links))
             n.backlinks = list(dict.fromkeys(one(w) for w in n.backlinks))
             n.previous, n.next = (one(w) if w else None for w in (n.previous, n.next))
+            n.supersedes = list(dict.fromkeys(one(w) for w in n.supersedes))
+            n.superseded_by = list(dict.fromkeys(one(w) for w in n.superseded_by))
+        stated = self.supersessions(n.id for n in notes)
+        for n in notes:
+            n.supersedes = list(dict.fromkeys([*n.supersedes, *stated.get(n.id, {}).get("supersedes", [])]))
+            n.superseded_by = list(dict.fromkeys([*n.superseded_by, *stated.get(n.id, {}).get("superseded_by", [])]))
         return notes
+
+    def supersessions(self, ids: Iterable[str]) -> dict[str, dict[str, list[str]]]:
+        """{note: {"supersedes": older notes, "superseded_by": newer notes}} for each given
+        note in a supersession, whichever of the two notes states it."""
+        out: dict[str, dict[str, list[str]]] = {}
+        sql = ("SELECT src, dst, kind FROM links WHERE kind IN ('supersedes', 'superseded_by') AND src != dst "
+               "AND (src {in} OR dst {in}) ORDER BY src, dst")
+        for src, dst, kind in rows_in(self.db, sql, dict.fromkeys(ids)):
+            if dst is None:
+                continue
+            newer, older = (src, dst) if kind == "supersedes" else (dst, src)
+            out.setdefault(newer, {}).setdefault("supersedes", []).append(older)
+            out.setdefault(older, {}).setdefault("superseded_by", []).append(newer)
+        return {n: {k: list(dict.fromkeys(v)) for k, v in d.items()} for n, d in out.items()}
 
     def resolve(self, written: Iterable[str]) -> dict[str, str]:
         """{link as written: id of the note it names} for those that name a note."""
@@ -354,6 +382,26 @@ class SqliteIndex:
         where = " AND ".join("json_type(metadata, ?) = 'text'" for _ in paths)
         return self.db.execute(f"SELECT {cols}, id FROM notes WHERE {where}", [*paths, *paths]).fetchall()
 
+    def notes_with_metadata(self, key: str) -> list[str]:
+        """The notes whose metadata holds `key` (any value), oldest first."""
+        path = '$."' + key.replace('"', "") + '"'
+        sql = "SELECT id FROM notes WHERE json_type(metadata, ?) IS NOT NULL ORDER BY created_utc, id"
+        return [r[0] for r in self.db.execute(sql, [path])]
+
+    def same_content(self, key: str) -> list[str]:
+        """The notes whose text is `key` (`content_key`), oldest first."""
+        return [r[0] for r in self.db.execute("SELECT id FROM notes WHERE content_key = ? ORDER BY created_utc, id", [key])]
+
+    def expired(self, at: datetime) -> set[str]:
+        """The notes whose `expires` is at or before `at`."""
+        return {r[0] for r in self.db.execute("SELECT id FROM notes WHERE expires_utc IS NOT NULL AND expires_utc <= ?",
+                                              [utc_key(at)])}
+
+    def created(self, ids: Iterable[str]) -> dict[str, datetime | None]:
+        """{note: when it was created} for the given notes that exist."""
+        rows = rows_in(self.db, "SELECT id, created FROM notes WHERE id {in}", dict.fromkeys(ids))
+        return {i: to_datetime(c) if c else None for i, c in rows}
+
     def ids(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM notes ORDER BY id")]
 
@@ -380,7 +428,7 @@ class SqliteIndex:
         newest_first: bool = True,
     ) -> list[Note]:
         where, params = _where(NoteFilter(tuple(tags or ()), tuple(boxes or ()), since, until))
-        sql = f"SELECT {NOTE_COLS} FROM notes {where} ORDER BY created_utc {'DESC' if newest_first else 'ASC'}, id"
+        sql = f"SELECT {ALL_NOTE_COLS} FROM notes {where} ORDER BY created_utc {'DESC' if newest_first else 'ASC'}, id"
         if limit:
             sql += f" LIMIT {int(limit)}"
         return self._resolved([note_from_row(r) for r in self.db.execute(sql, params)])
@@ -679,6 +727,14 @@ def speaker_of(note: Note) -> str | None:
 
 
 NOTE_COLS = "id, content, keywords, tags, context, created, updated, links, backlinks, boxes, metadata, extra, previous, next"
+# With the columns later migrations added (an earlier migration reads NOTE_COLS only).
+ALL_NOTE_COLS = NOTE_COLS + ", supersedes, superseded_by, expires"
+
+
+def content_key(content: str) -> str:
+    """What two notes' texts are compared by for an exact duplicate: the words, whitespace
+    aside (case and punctuation count: "Deploy on Friday" is not "deploy on friday?")."""
+    return content_hash(" ".join(content.split()).encode("utf-8"))
 
 
 def note_from_row(row) -> Note:
@@ -698,6 +754,9 @@ def note_from_row(row) -> Note:
         extra=json.loads(row[11]),
         previous=row[12],
         next=row[13],
+        supersedes=json.loads(row[14]) if len(row) > 14 else [],
+        superseded_by=json.loads(row[15]) if len(row) > 15 else [],
+        expires=to_datetime(row[16]) if len(row) > 16 and row[16] else None,
     )
 
 
@@ -742,6 +801,7 @@ def index_links(db: sqlite_utils.Database, note: Note, path: str) -> None:
         _resolve_again(db, set(old) | set(names))
     written = [(w, "link") for w in note.links] + [(w, "text") for w in link_names.body_links(note.content)]
     written += [(w, kind) for w, kind in ((note.previous, "previous"), (note.next, "next")) if w]
+    written += [(w, "supersedes") for w in note.supersedes] + [(w, "superseded_by") for w in note.superseded_by]
     rows: dict[tuple[str, str], str] = {}
     for w, kind in written:
         if aim := link_names.target(w):

@@ -25,7 +25,7 @@ CONNECT_PATIENCE = 10.0  # seconds a client waits for room in a busy server's qu
 # Operations this process may do itself when the server took them and died before it
 # answered: they change nothing, or doing them twice does no harm (an import skips
 # the lines it has). Any other (`add`, `undo`, `rm`...) might be done twice.
-SAFE_TO_REDO = {"search", "context", "show", "list", "import", "process", "queue", "queue_cancel"}
+SAFE_TO_REDO = {"search", "context", "show", "list", "import", "process", "queue", "queue_cancel", "supersede_suggestions"}
 
 
 class NoReply(ConnectionError):

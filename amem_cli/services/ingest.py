@@ -20,6 +20,7 @@ session id starts its keys from it, so two such sessions never share a key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from ..redact import redact
@@ -59,7 +60,9 @@ class Ingester:
     def __init__(self, notes: NoteService):
         self.notes = notes
 
-    def ingest(self, text: str, name: str, *, redact_secrets: bool = True, defer: bool = False, batch: int = BATCH) -> IngestReport:
+    def ingest(self, text: str, name: str, *, redact_secrets: bool = True, defer: bool = False, batch: int = BATCH,
+               ttl: timedelta | None = None) -> IngestReport:
+        """The transcript's new messages as notes; `ttl`: each expires that long after its date."""
         report = IngestReport(name)
 
         def redacted(part: str) -> str:
@@ -78,7 +81,7 @@ class Ingester:
             items = [c.fields() for c in todo[start : start + batch]]
             for item in items:
                 item["metadata"][SESSION] = label
-            added = self.notes.add_many(items, after=after, defer=defer, redact=redact_secrets)
+            added = self.notes.add_many(items, after=after, defer=defer, redact=redact_secrets, ttl=ttl)
             report.ids.extend(n.id for n in added)
             after = added[-1].id
         report.similar = self._similar(report.ids)

@@ -4,22 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import ConflictError, UsageError
 from ..ids import check_id, new_id
 from ..markdown import normalise_text, parse_note, render_note, str_list
-from ..models import Note
+from ..index.sqlite import content_key
+from ..models import OCCURRENCES, Note
 from ..redact import REDACTED, redact_data
 from ..vault import MAX_NOTE_BYTES, content_hash
 from ..timeutil import now, to_datetime
 from .jobs import QUEUED
 from .pipeline import Pipeline
+from .supersession import Supersessions
 from .trash import Removed, Trash
 from .writer import NoteWriter
 
-NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", "metadata")
+NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", "metadata", "expires")
 # Half a file's limit: the rest is room for frontmatter, so amem never writes a note
 # file it would refuse to read back.
 MAX_CONTENT_BYTES = MAX_NOTE_BYTES // 2
@@ -31,6 +33,10 @@ class NoteService:
         self.trash = trash  # removed notes, for undo
         # The A-MEM pipeline: builds new notes before they are written, links them after.
         self.pipeline = pipeline
+        # Newer notes that change older ones: found as notes are stored (and as the queue's
+        # work on a note a person added by hand is done).
+        self.supersessions = Supersessions(writer, pipeline)
+        pipeline.on_completed = self.supersessions.detect
         self.indexer = writer.indexer
         self.vault = writer.vault
         self.index = writer.index
@@ -48,9 +54,12 @@ class NoteService:
         metadata: Mapping[str, Any] | None = None,
         id: str | None = None,
         redact: bool = True,
+        expires: datetime | str | None = None,
+        ttl: timedelta | None = None,
     ) -> Note:
         """A new, unsaved note with a fresh id. Raises UsageError on empty content.
-        `redact`: secrets in any field become `[REDACTED:kind]` (see `redact_note`)."""
+        `redact`: secrets in any field become `[REDACTED:kind]` (see `redact_note`).
+        `expires`: when it stops being true; `ttl`: that long after it was created."""
         if not isinstance(content, str) or not content.strip():
             raise UsageError("the note is empty", hint="give the note some text")
         try:
@@ -76,6 +85,7 @@ class NoteService:
                 updated_at=now(),
                 boxes=str_list(_as_list(boxes), "boxes"),
                 metadata=dict(metadata or {}),
+                expires=to_datetime(expires) if expires is not None else created + ttl if ttl is not None else None,
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
@@ -150,8 +160,8 @@ class NoteService:
             self.indexer.flush_vectors()
             if not defer:
                 self._connect(notes)
-                notes = [self.index.get(n.id) or n for n in notes]  # with their new links
-        return notes
+        self.supersessions.detect([self.index.get(n.id) or n for n in notes])  # with their links
+        return [self.index.get(n.id) or n for n in notes]  # with their new links and supersessions
 
     def _connect(self, notes: list[Note]) -> None:
         """Link the stored notes. When a person keeps saving a note they would link to, the
@@ -191,10 +201,37 @@ class NoteService:
         """Add one note (`fields`: those of `build`, `redact` too)."""
         return self.add_notes([self.build(content, **fields)], after=after, defer=defer, embed=embed)[0]
 
+    def remember(self, content: str, *, after: str | None = None, defer: bool = False, **fields: Any) -> tuple[Note, bool]:
+        """`add`, unless the text (whitespace aside, once redacted) is a note's already:
+        then that note records this occurrence's date (`metadata.amem_occurrences`; not a
+        pinned note's file) and is returned. (note, whether it was there already)."""
+        note = self.build(content, **fields)
+        self.indexer.sync()
+        same = self.index.same_content(content_key(note.content))
+        if not same:
+            return self.add_notes([note], after=after, defer=defer)[0], False
+        return self.record_occurrences(same[0], [note.created_at]), True
+
+    def record_occurrences(self, note_id: str, dates: list[datetime | None], *, what: str = "said again") -> Note:
+        """The note records these dates as more times it was said (a revision), unless it is pinned."""
+        existing = self.get(note_id, sync=False)
+        if existing.extra.get("pinned") is True:
+            return existing
+        seen = [d.isoformat() for d in dates if d is not None]
+
+        def record(n: Note) -> Note:
+            known = [str(d) for d in n.metadata.get(OCCURRENCES) or [] if isinstance(d, str)]
+            return replace(n, metadata={**n.metadata, OCCURRENCES: sorted(set(known) | set(seen))})
+
+        self.writer.revise_with(note_id, record, cause=what, model=None, redo=True, what=f"occurrences: {', '.join(seen)}")
+        return self.get(note_id, sync=False)
+
     def add_many(
-        self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False, redact: bool = True
+        self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False, redact: bool = True,
+        ttl: timedelta | None = None,
     ) -> list[Note]:
-        """Add notes that arrive together, in order, chained as a sequence."""
+        """Add notes that arrive together, in order, chained as a sequence. `ttl`: each
+        expires that long after its date (unless the item says when)."""
         notes = []
         for n, item in enumerate(items, 1):
             if not isinstance(item, Mapping):
@@ -204,7 +241,7 @@ class NoteService:
                 raise UsageError(f"item {n} has unknown keys: {', '.join(sorted(unknown))}")
             item = dict(item)
             content = item.pop("content", None)
-            notes.append(self.build(content, redact=redact, **item))
+            notes.append(self.build(content, redact=redact, ttl=ttl, **item))
         return self.add_notes(notes, chain=True, after=after, defer=defer)
 
     def update(self, note_id: str, change, **options: Any) -> Note:

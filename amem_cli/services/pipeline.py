@@ -83,6 +83,8 @@ class Pipeline:
         self.stats = PipelineStats()
         self.queue = JobQueue(self.index)
         self.phrases = phrases or PhraseVectors()  # keyword extraction's phrase vectors, kept across batches
+        # Told of each note whose queued work is done (`NoteService` looks for what it supersedes).
+        self.on_completed: Callable[[list[Note]], object] = lambda notes: None
 
     @property
     def llm(self) -> LLM | None:
@@ -241,6 +243,7 @@ class Pipeline:
         else:
             self.writer.update(stored.id, fill)
         self.connect([self.index.get(stored.id)])
+        self.on_completed([self.index.get(stored.id)])
 
     # -- after a person's edit ---------------------------------------------
     def rederive(self, edited: list[Note]) -> None:
@@ -370,14 +373,14 @@ class Pipeline:
 
         def add(note_id: str) -> Callable[[Note], Note]:
             return lambda n: replace(
-                n, links=self._merged(n.links, links.get(note_id, [])),
-                backlinks=self._merged(n.backlinks, backlinks.get(note_id, [])),
+                n, links=self.merged(n.links, links.get(note_id, [])),
+                backlinks=self.merged(n.backlinks, backlinks.get(note_id, [])),
             )
 
         self.writer.update_many({i: add(i) for i in {**links, **backlinks}}, embed=False, sync=False)
         self.stats.links += len(pairs)
 
-    def _merged(self, written: list[str], ids: list[str]) -> list[str]:
+    def merged(self, written: list[str], ids: list[str]) -> list[str]:
         """The links as written, then those of `ids` that none of them names already."""
         named = {*written, *self.index.resolve(written).values()}
         return [*written, *(i for i in dict.fromkeys(ids) if i not in named)]
@@ -412,9 +415,9 @@ class Pipeline:
         if "evolution" not in self.settings.model_fields or self.llm is None:
             return False
         note = self.index.get(note_id)
-        return note is not None and note.extra.get("pinned") is not True and not self._hand_edited(note_id, note)
+        return note is not None and note.extra.get("pinned") is not True and not self.hand_edited(note_id, note)
 
-    def _hand_edited(self, note_id: str, note: Note) -> bool:
+    def hand_edited(self, note_id: str, note: Note) -> bool:
         """Has a person saved the file since amem last wrote it (its `updated` time)?"""
         stat = self.vault.stat(self.index.path_of(note_id))
         if stat is None or note.updated_at is None:
