@@ -189,7 +189,7 @@ class AgentMemory:
         """Merge near-duplicates (`amem consolidate`): [{"kept", "merged", "dates"}]."""
         from .services.consolidate import consolidate
 
-        return consolidate(self._c, dry_run=dry_run)
+        return consolidate(self._c.notes, dry_run=dry_run)
 
     def forget_expired(self) -> list[str]:
         """Move the notes past their expiry to the trash (`amem forget --expired`); their ids."""

@@ -226,7 +226,7 @@ def consolidate(cx: Context, dry_run: bool = False) -> dict:
     """Near-duplicates merged: {"groups": [{"kept", "merged", "dates"}], "dry_run"}."""
     from .services.consolidate import consolidate as merge
 
-    return {"groups": merge(cx.container, dry_run=dry_run), "dry_run": dry_run}
+    return {"groups": merge(cx.container.notes, dry_run=dry_run), "dry_run": dry_run}
 
 
 @operation("forget_expired")

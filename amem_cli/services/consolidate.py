@@ -10,15 +10,11 @@ the others' dates (`metadata.amem_occurrences`, a revision); the others go to th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..index.sqlite import speaker_of
 from ..models import OCCURRENCES, Note
 from ..steps.supersede import NO, judge
 from ..timeutil import to_datetime, to_utc
-
-if TYPE_CHECKING:
-    from ..container import Container
+from .notes import NoteService
 
 # Cosine at which two notes may say the same thing (near-duplicates `amem ingest` names
 # start at 0.9; merging removes notes, so it asks for more).
@@ -27,26 +23,26 @@ NEIGHBOURS = 5  # nearest notes looked at for each note
 BATCH = 256  # notes whose neighbours are asked for in one call
 
 
-def consolidate(c: "Container", *, dry_run: bool) -> list[dict]:
+def consolidate(service: NoteService, *, dry_run: bool) -> list[dict]:
     """The groups merged (or, `dry_run`, that would be): [{"kept", "merged", "dates"}],
     oldest first."""
-    c.indexer.sync()
-    c.indexer.flush_vectors()
-    notes = {n.id: n for n in c.index.list_notes(newest_first=False) if n.extra.get("pinned") is not True}
-    groups = _groups(c, notes)
+    service.indexer.sync()
+    service.indexer.flush_vectors()
+    notes = {n.id: n for n in service.index.list_notes(newest_first=False) if n.extra.get("pinned") is not True}
+    groups = _groups(service, notes)
     out = []
     for group in groups:
         kept, *merged = sorted((notes[i] for i in group), key=_when)
         dates = [d for n in merged for d in _dates(n)]
         out.append({"kept": kept.id, "merged": [n.id for n in merged], "dates": dates})
         if not dry_run:
-            c.notes.record_occurrences(kept.id, [to_datetime(d) for d in dates], what="consolidate")
+            service.record_occurrences(kept.id, [to_datetime(d) for d in dates], what="consolidate")
             for n in merged:
-                c.notes.delete(n.id)
+                service.delete(n.id)
     return out
 
 
-def _groups(c: "Container", notes: dict[str, Note]) -> list[set[str]]:
+def _groups(service: NoteService, notes: dict[str, Note]) -> list[set[str]]:
     """Notes that say one fact, joined in groups (a says what b says, b what c says)."""
     ids = list(notes)
     parent = {i: i for i in ids}
@@ -59,9 +55,9 @@ def _groups(c: "Container", notes: dict[str, Note]) -> list[set[str]]:
 
     for start in range(0, len(ids), BATCH):
         chunk = ids[start:start + BATCH]
-        vectors = c.indexer.vectors_of(chunk)
+        vectors = service.indexer.vectors_of(chunk)
         have = [i for i in chunk if i in vectors]
-        for note_id, near in zip(have, c.indexer.nearest_many([vectors[i] for i in have], NEIGHBOURS + 1)):
+        for note_id, near in zip(have, service.indexer.nearest_many([vectors[i] for i in have], NEIGHBOURS + 1)):
             for other, score in near:
                 if other != note_id and other in notes and score >= SIMILAR and _same_fact(notes[note_id], notes[other]):
                     parent[root(note_id)] = root(other)

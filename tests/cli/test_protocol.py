@@ -87,7 +87,11 @@ def test_every_operation_round_trips_through_the_socket(served, tmp_path):
                    lambda r: r[0]["name"] == "talk.txt" and r[0]["ingested"] == 1),
         "import": ({"path": str(tmp_path / "more.jsonl")}, lambda r: r["imported"] == 1 and r["skipped"] == 0),
         "reindex": ({}, lambda r: r["notes"] == 3 and r["errors"] == []),
-        "undo": ({"id": note_id}, None),  # no revision: an error reply, below
+        "supersede_suggestions": ({}, lambda r: r == []),
+        "supersede": ({"old": note_id, "new": note_id}, "cannot supersede itself"),  # an error reply, below
+        "consolidate": ({"dry_run": True}, lambda r: r == {"groups": [], "dry_run": True}),
+        "forget_expired": ({"dry_run": True}, lambda r: r["removed"] == [] and r["dry_run"] is True),
+        "undo": ({"id": note_id}, "no revision"),  # an error reply, below
         "rm": ({"ids": [note_id]}, lambda r: r == {"removed": [note_id], "recoverable": True}),
     }
     assert set(checks) == set(OPERATIONS), "an operation the server serves is not tested here"
@@ -95,8 +99,8 @@ def test_every_operation_round_trips_through_the_socket(served, tmp_path):
         if args is None:
             continue
         reply = served.ask(op, args)
-        if check is None:
-            assert reply["error"]["exit_code"] == 2 and "no revision" in reply["error"]["message"], reply
+        if isinstance(check, str):  # the error the operation must reply
+            assert reply["error"]["exit_code"] == 2 and check in reply["error"]["message"], reply
             continue
         assert "result" in reply, (op, reply)
         assert check(reply["result"]), (op, reply)
