@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/supersession.py                       # benchmarks/data/updates/update_pairs.jsonl
     .venv/bin/python benchmarks/supersession.py --pairs other.jsonl   # another set, same format
+    .venv/bin/python benchmarks/supersession.py --llm                 # and the bundled model (1 thread; --model PATH: another GGUF)
 
 Runs `amem_cli.steps.supersede.judge(new, old)` on every pair of the set (written blind
 from issue 38's text, before the detector: benchmarks/data/updates/README.md) and prints:
@@ -11,6 +12,10 @@ from issue 38's text, before the detector: benchmarks/data/updates/README.md) an
 - how many pairs were `unsure` (not linked; `amem supersede --suggest` lists them), by label;
 - every error: each wrong link and each missed supersession, with the pair's id, texts and
   the detector's reason.
+
+`--llm` asks a model too (one call a pair: does the newer note change a value the older
+states? JSON yes/no), and prints the model alone, the model confirming what the detector
+was unsure of, and the model vetoing what the detector linked: where a model could help.
 
 Figures only; nothing here is asserted.
 """
@@ -50,6 +55,8 @@ def prf(tp: int, fp: int, fn: int) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pairs", type=Path, default=PAIRS)
+    ap.add_argument("--llm", action="store_true", help="ask a model too (the bundled one unless --model)")
+    ap.add_argument("--model", help="a GGUF file for --llm")
     args = ap.parse_args()
 
     from amem_cli.steps.supersede import judge
@@ -87,6 +94,47 @@ def main() -> None:
             print(f"    new: {p['new']['text']}")
             if p.get("changed"):
                 print(f"    changed: {p['changed']}")
+    if args.llm:
+        compare_model(pairs, verdicts, args.model)
+
+
+PROMPT = (
+    "Two notes from one person's memory, the older first. Does the newer note change a value the older "
+    "note states (a number, date, name, yes/no, a choice or a status), so that the older note is no longer "
+    "current? A question, a plan for something else, more detail or the same fact again change nothing. "
+    'Answer JSON {"changes": true} or {"changes": false}.'
+)
+SCHEMA = {"type": "object", "properties": {"changes": {"type": "boolean"}}, "required": ["changes"]}
+
+
+def compare_model(pairs: list[dict], verdicts: dict, model: str | None) -> None:
+    """The model alone, confirming the detector's unsure pairs, and vetoing its links."""
+    import time
+
+    from amem_cli.llm import make_llm
+    from amem_cli.llm.structured import parse_reply
+
+    llm = make_llm("llama", model_path=model, threads=1)
+    said: dict[str, bool | None] = {}
+    start = time.perf_counter()
+    for p in pairs:
+        messages = [{"role": "system", "content": PROMPT},
+                    {"role": "user", "content": f"Older note: {p['old']['text']}\nNewer note: {p['new']['text']}"}]
+        parsed = parse_reply(llm.complete_json(messages, SCHEMA, max_tokens=12) or "", SCHEMA)
+        said[p["id"]] = parsed.data.get("changes") if parsed.valid and isinstance(parsed.data, dict) else None
+    seconds = (time.perf_counter() - start) / len(pairs)
+    print(f"\nmodel {llm.identity}: {seconds:.2f} s a pair, {sum(v is None for v in said.values())} unreadable answers")
+    detector = {i: v.decision for i, v in verdicts.items()}
+    ways = {
+        "model alone": {i: "supersedes" if said[i] else "no" for i in said},
+        "detector": detector,
+        "detector + model confirms unsure": {i: "supersedes" if d == "supersedes" or d == "unsure" and said[i] else d
+                                             for i, d in detector.items()},
+        "detector, model vetoes its links": {i: d if d != "supersedes" or said[i] is not False else "no"
+                                             for i, d in detector.items()},
+    }
+    for name, decided in ways.items():
+        print(f"  {name:<34} {prf(*scores([(p, decided[p['id']]) for p in pairs]))}")
 
 
 if __name__ == "__main__":
