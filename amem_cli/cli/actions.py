@@ -146,7 +146,8 @@ def list_(session: Session, tag: list[str] | None, box: list[str] | None, since:
         return
     for n in notes:
         tags = f" [cyan]{escape(' '.join('#' + t for t in n['tags']))}[/]" if n["tags"] else ""
-        console.print(f"[bold]{escape(n['id'])}[/] [dim]{day_of(n['created_at'])}[/] {escape(snippet(n['content'], 80))}{tags}")
+        later = f" [yellow](superseded by {escape(', '.join(n['superseded_by']))})[/]" if n["superseded_by"] else ""
+        console.print(f"[bold]{escape(n['id'])}[/] [dim]{day_of(n['created_at'])}[/] {escape(snippet(n['content'], 80))}{tags}{later}")
 
 
 def server_status(session: Session, json_output: bool) -> None:
