@@ -14,6 +14,10 @@ knowledge-update questions (evidence at several dates: the old value and the new
 share whose latest evidence turn is in the top 10 above every older evidence turn.
 
 `--keep DIR` builds the vaults there and keeps them (one already there is used as it is);
+`--from DIR` (with `--keep`) copies each vault from DIR, built by an earlier version (the
+"before" run), and finds its supersessions as adding its notes in order would have
+(`Supersessions.detect`), instead of embedding the haystack again: the two runs then
+differ only in what this version adds;
 `--dump FILE` writes each question's figures, `--against FILE` pairs this run with such a
 dump (mean change, bootstrap 95% interval). `PYTHONPATH` pointing at another checkout
 measures that version ("before").
@@ -25,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -76,6 +81,7 @@ def main() -> int:
     ap.add_argument("--dump", type=Path)
     ap.add_argument("--against", type=Path)
     ap.add_argument("--embedder", default="onnx")
+    ap.add_argument("--from", dest="source", type=Path, help="copy the vaults from here and find their supersessions")
     args = ap.parse_args()
 
     from amem_cli import AgentMemory
@@ -89,8 +95,15 @@ def main() -> int:
         evidence = [t for t in turns if t["evidence"]]
         vault = root / q["question_id"]
         fresh = not vault.exists()
+        if fresh and args.source:
+            shutil.copytree(args.source / q["question_id"], vault)
         with AgentMemory(vault, llm="none", embedder=args.embedder) as memory:
-            if fresh:
+            if fresh and args.source:
+                start = time.perf_counter()
+                c = memory._c
+                c.notes.supersessions.detect(c.index.list_notes(newest_first=False))
+                build += time.perf_counter() - start
+            elif fresh:
                 start = time.perf_counter()
                 for session in sessions:
                     if session:

@@ -24,7 +24,7 @@ from datetime import datetime
 from ..errors import UsageError
 from ..models import MAY_SUPERSEDE, Note, SearchHit
 from ..retrieve.query import keywords
-from ..steps.supersede import NO, SUPERSEDES, Verdict, judge
+from ..steps.supersede import NO, SUPERSEDES, Verdict, judge, states_one_thing
 from ..timeutil import to_utc
 from .pipeline import Pipeline
 from .writer import NoteWriter
@@ -64,13 +64,17 @@ class Supersessions:
         return found
 
     def _candidates(self, note: Note, order: dict[str, int]) -> list[Note]:
-        """The older notes sharing the new note's words, best first, and those it links to;
-        not those it supersedes already."""
-        ids = [i for i, _ in self.index.fts_search(keywords(note.content)[:QUERY_WORDS], CANDIDATES + 1)]
-        ids += note.links
-        found = self.index.get_many(dict.fromkeys(ids))
+        """The `CANDIDATES` older notes sharing the new note's words, best first, and those it
+        links to; not those it supersedes already, nor those that say too much to be
+        superseded. (Later notes are read and passed over: a note added to a vault that
+        holds later ones, by an import of old chats, gets its candidates among the older.)"""
+        ranked = [i for i, _ in self.index.fts_search(keywords(note.content)[:QUERY_WORDS], 4 * (CANDIDATES + 1))]
+        found = self.index.get_many(dict.fromkeys([*ranked, *note.links]))
         done = set(note.supersedes)
-        return [o for o in found.values() if o.id != note.id and o.id not in done and _older(o, note, order)]
+        older = [i for i in found if i != note.id and i not in done and _older(found[i], note, order)
+                 and states_one_thing(found[i].content)]
+        best = [i for i in older if i in ranked][:CANDIDATES]
+        return [found[i] for i in dict.fromkeys([*best, *(i for i in older if i in note.links)])]
 
     # -- made and undone -------------------------------------------------------------------
     def supersede(self, old_id: str, new_id: str) -> dict:

@@ -11,6 +11,9 @@ reading of ordinary language, not a list of cases:
 - The newer note is read a sentence and a clause at a time. A question, a sentence that
   supposes ("if we moved", "would it be worth"), and a clause that keeps a value ("still
   7pm", "laptops unaffected") change nothing; a value said again is not changed.
+- Only a note that states one thing (at most `SHORT_NOTE` words) can be superseded: a
+  long note (an assistant's answer, a meeting's minutes) holds many facts, and a change to
+  one leaves the others current.
 - Notes about another thing are not compared: another release ("release 4.2"/"4.3"),
   another of a kind ("billing service"/"notifications service"), another person speaking
   of themselves.
@@ -22,6 +25,8 @@ reading of ordinary language, not a list of cases:
   word ("moved", "switched", "now", "new", "pushed", "bumped"), the older value denied ("not
   April 15", "from 48k to 52k"), or the state moved on (pending -> done, on -> off). A
   conflict without such a word is `unsure`.
+- A long newer note (an assistant's answer) speaks of many things: there only a value it
+  says changed in the same clause counts, or one it leaves behind ("rather than July").
 - Some changes need no typed value: "X instead of Y", "switched from Y", "gave up on Y",
   "Y is cancelled", "went with X" after a plan of something else, or a thing the older
   note denies now asserted ("no pre-commit hooks" -> "installed pre-commit").
@@ -31,8 +36,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
-from amem_cli.steps.statements import CLAUSE_END, GENERIC, ORDINALS, Clause, Sentence, Value, overlap, read, root, speaker, stems
+from amem_cli.steps.statements import (
+    CLAUSE_END, GENERIC, ORDINALS, SHORT_NOTE, Clause, Sentence, Value, overlap, read, root, speaker, stems,
+)
 from amem_cli.text import is_stopword
 
 SUPERSEDES, UNSURE, NO = "supersedes", "unsure", "no"
@@ -67,7 +75,7 @@ _NOW_AT_PRESENT = re.compile(r"\b(?:for now|right now|now that|by now|until now|
 # Verbs that end what the older note states (its subject is in their clause).
 _ENDING = re.compile(
     r"(?<![\w-])(?:cancel\w*|called off|scrapp\w*|postpon\w*|defer\w*|pushed back|delay\w*|rescind\w*|revok\w*|lift(?:ed|ing)|"
-    r"quit|resign\w*|handed in|gave up|giving up|stopp\w*|trad\w* (?:\w+ )?in|sold|discontinu\w*|terminat\w*|not renewed|closed|"
+    r"quit|resign\w*|handed in|gave up|giving up|stop(?:s|ped|ping)?|trad\w* (?:\w+ )?in|sold|discontinu\w*|terminat\w*|not renewed|closed|"
     r"withdr[ae]w\w*|expired|retired|removed|deleted|ended)(?![\w-])",
     re.IGNORECASE,
 )
@@ -172,19 +180,26 @@ def _stated(value: Value, sentence: Sentence) -> bool:
 
 
 def _cue(clauses: list[Clause]) -> bool:
-    """A word of the clauses that may change something that says something changed; "new"
-    of one thing ("new PB", "new policy"), not of more ("new hires": some were added)."""
-    text = _NOW_AT_PRESENT.sub(" ", " ".join(c.text for c in clauses if c.gate is None))
+    """A word of the clauses that may change something that says something changed."""
+    return _says_change(" ".join(c.text for c in clauses if c.gate is None))
+
+
+@lru_cache(maxsize=4096)  # asked of the same clauses for each older sentence
+def _says_change(text: str) -> bool:
+    """A change word in the text; "new" of one thing ("new PB", "new policy"), not of more
+    ("new hires": some were added)."""
+    text = _NOW_AT_PRESENT.sub(" ", text)
     return any(m.group(0).casefold() != "new" or not re.match(r"\W*[^\W\d_]+s\b", text[m.end():])
                for m in _CHANGE.finditer(text))
 
 
-def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value] | None:
+def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value, bool] | None:
     """An older value with a rival of its kind and unit in a clause of the newer sentence
     that may change it, the rival's clause (or the one before it) speaking of the older
     sentence's subject. The older value kept ("still the 12th") is no change; said again
     in the rival's clause (not denied) neither; said in another clause, the rival's clause
-    must say it changed ("the 12th the movers can't come; housewarming is now the 19th")."""
+    must say it changed ("the 12th the movers can't come; housewarming is now the 19th").
+    (older value, newer value, whether the rival's clause or the one before says it changed)."""
     for o in old.values:
         if o.kind in ("name", "state") or not _stated(o, old):
             continue
@@ -199,7 +214,7 @@ def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value] | None:
                 continue
             for n in c.values:
                 if _compatible(o, n, old, c) and _differ(o, n):
-                    return o, n
+                    return o, n, _cue(new.clauses[max(0, i - 1):i + 1])
     return None
 
 
@@ -219,14 +234,15 @@ def _same_name(a: str, b: str) -> bool:
     return a == b or bool(set(a.split()) & set(b.split()))
 
 
-def _name_change(old: Sentence, new: Sentence, cue: bool) -> tuple[Value, Value] | None:
+def _name_change(old: Sentence, new: Sentence, cue: bool) -> tuple[Value, Value, bool] | None:
     """A name the older sentence gives and another in its place: the owner, vendor, tool
     or place changed. The older name is denied in the newer note ("not Edinburgh"), or
     gone from it, or (after a change word) said only in other clauses than the new name
     ("switched dentists, I go to Bright Smile Dental now, Alvarez retired"). The new name's
-    clause speaks of the older sentence's subject, unless the older name is denied."""
+    clause speaks of the older sentence's subject, unless the older name is denied.
+    (older name, newer name, whether the new name's clause or one beside it says it changed)."""
     old_names = [v for v in old.values if v.kind == "name" and _stated(v, old)]
-    for c in new.clauses:
+    for i, c in enumerate(new.clauses):
         if c.gate is not None:
             continue
         for n in c.values:
@@ -242,14 +258,15 @@ def _name_change(old: Sentence, new: Sentence, cue: bool) -> tuple[Value, Value]
                 about = said or overlap(c.subject - {root(v.norm) for v in c.values},
                                          old.subject - {root(v.norm) for v in old_names})
                 if gone and (denied or about):
-                    return o, n
+                    return o, n, _cue(new.clauses[max(0, i - 1):i + 2])
     return None
 
 
-def _left_behind(old_text: str, new: Sentence) -> str | None:
+def _left_behind(old: Sentence, new: Sentence, *, strict: bool) -> str | None:
     """'instead of Y', 'switched from Y', 'gave up on Y', 'no longer Y' in a clause that
-    may change something, where Y is something the older note says."""
-    old_stems = stems(old_text)
+    may change something, where Y is something the older note says (`strict`: one of
+    its values or names)."""
+    old_stems = stems(" ".join(v.text for v in old.values) if strict else old.text)
     for c in new.clauses:
         if c.gate is not None:
             continue
@@ -360,11 +377,15 @@ def judge(new_text: str, old_text: str) -> Verdict:
     """Whether `new_text` supersedes `old_text` (see the module's docstring)."""
     if " ".join(new_text.split()).casefold() == " ".join(old_text.split()).casefold():
         return Verdict(NO, "the same text")
+    if not states_one_thing(old_text):
+        return Verdict(NO, "the older note says many things: a change to one leaves the others current")
     (new_speaker, new), (old_speaker, old) = read(new_text), read(old_text)
     if _other_speaker(new_speaker, old_speaker, speaker(new_text)[1]):
         return Verdict(NO, f"{new_speaker} speaks of themselves, not of {old_speaker}")
     unsure: str | None = None
     why_not = "no value of the older note changes"
+    long = not states_one_thing(new_text)
+    held = [os_ for os_ in old if _held(os_, new)]
     for ns in new:
         if all(c.gate for c in ns.clauses):
             why_not = f"the newer note {ns.clauses[0].gate if ns.clauses else 'says nothing'}"
@@ -373,31 +394,38 @@ def judge(new_text: str, old_text: str) -> Verdict:
             if why := _other_thing(os_, ns):
                 why_not = why
                 continue
-            if _held(os_, new):
+            if os_ in held:
                 why_not = "the newer note keeps it"
                 continue
-            if left := _left_behind(os_.text, ns):
-                return Verdict(SUPERSEDES, f"choice: {left!r}")
             if not _related(os_, ns):
                 continue
+            if left := _left_behind(os_, ns, strict=long):
+                return Verdict(SUPERSEDES, f"choice: {left!r}")
             cue = _cue(ns.clauses)
             if move := _state_move(os_, ns):
                 return Verdict(SUPERSEDES, f"state: {move[0]} -> {move[1]}")
             if conflict := _conflict(os_, ns):
-                o, n = conflict
+                o, n, said_near = conflict
                 reason = f"{o.kind}: {o} -> {n}"
-                if cue or _denied(o, ns.text) or n.unit and n.text.casefold() in ORDINALS:  # "my fourth": one more
-                    return Verdict(SUPERSEDES, reason)
+                if (said_near if long else cue) or _denied(o, ns.text) or n.unit and n.text.casefold() in ORDINALS:
+                    return Verdict(SUPERSEDES, reason)  # ("my fourth" place: one more)
                 unsure = unsure or reason
+            if long:
+                continue  # a long note names many things: only a value it says changed counts
             for rule, kind in ((_ended, "status"), (_flipped, "yes/no"), (_chosen, "choice")):
                 if found := rule(os_, ns, cue):
                     return Verdict(SUPERSEDES, f"{kind}: {found!r}")
             if change := _name_change(os_, ns, cue):
-                o, n = change
+                o, n, said_near = change
                 reason = f"name: {o} -> {n}"
-                if cue or _denied(o, ns.text):
+                if said_near or _denied(o, ns.text):
                     return Verdict(SUPERSEDES, reason)
                 unsure = unsure or reason
     if unsure:
         return Verdict(UNSURE, f"{unsure} (no word of the newer note says it changed)")
     return Verdict(NO, why_not)
+
+
+def states_one_thing(text: str) -> bool:
+    """Whether a note is short enough to state one thing (see the module's docstring)."""
+    return len(speaker(text)[1].split()) <= SHORT_NOTE
