@@ -300,7 +300,8 @@ class NoteService:
 
             def unlink(n: Note) -> Note:
                 """Without the links (however written) and pointers that name the note."""
-                ids = self.index.resolve([*n.links, *n.backlinks, *(p for p in (n.previous, n.next) if p)])
+                ids = self.index.resolve([*n.links, *n.backlinks, *n.supersedes, *n.superseded_by,
+                                          *(p for p in (n.previous, n.next) if p)])
                 return _without(n, {w for w, i in ids.items() if i == note_id} | {note_id})
 
             for other in sorted(referrers - {note.previous, note.next}):
@@ -320,9 +321,14 @@ class NoteService:
         return note
 
     def _linking(self, note_id: str, referrers: set[str]) -> dict[str, list[str]]:
-        """{"links": notes whose links name the note, "backlinks": whose backlinks do}."""
-        others = self.index.get_many(referrers).values()
-        return {field: sorted(n.id for n in others if note_id in getattr(n, field)) for field in ("links", "backlinks")}
+        """{"links": notes whose links name the note, "backlinks": whose backlinks do, and
+        so for "supersedes" and "superseded_by" (as their files say it)}."""
+        others = self.index.get_many(referrers)
+        raw = self.index.get_many(referrers, links=False)  # as their files write them
+        out = {field: sorted(n.id for n in others.values() if note_id in getattr(n, field)) for field in ("links", "backlinks")}
+        for field in ("supersedes", "superseded_by"):
+            out[field] = sorted(i for i, n in raw.items() if note_id in self.index.resolve(getattr(n, field)).values())
+        return out
 
     def _restore(self, removed: Removed) -> Note:
         """A removed note back where it was: its file, the links other notes had to it
@@ -388,11 +394,13 @@ def redact_note(note: Note) -> int:
 
 
 def _without(note: Note, gone: set[str]) -> Note:
-    """The note without the links, backlinks and pointers written as one of `gone`."""
+    """The note without the links, backlinks, supersessions and pointers written as one of `gone`."""
     return replace(
         note,
         links=[x for x in note.links if x not in gone],
         backlinks=[x for x in note.backlinks if x not in gone],
+        supersedes=[x for x in note.supersedes if x not in gone],
+        superseded_by=[x for x in note.superseded_by if x not in gone],
         previous=None if note.previous in gone else note.previous,
         next=None if note.next in gone else note.next,
     )

@@ -184,3 +184,12 @@ def test_bad_ttl_and_dates_are_one_line_errors(run):
     assert res.exit_code == 2 and "Traceback" not in res.output
     res = run("forget")
     assert res.exit_code == 2 and "--expired" in res.output
+
+
+def test_removing_a_superseded_note_leaves_no_link_to_it_and_undo_brings_it_back(run, work, vault):
+    old, new = work["Decided to cache API"], work["Caching decision cha"]
+    assert run("rm", old, "--yes").exit_code == 0
+    assert "supersedes" not in (vault / f"{new}.md").read_text()
+    assert json.loads(run("doctor", "--json").stdout)["ok"]
+    assert run("undo", old).exit_code == 0
+    assert json.loads(run("show", new, "--json").stdout)["supersedes"] == [old]
