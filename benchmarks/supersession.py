@@ -57,6 +57,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=Path, default=PAIRS)
     ap.add_argument("--llm", action="store_true", help="ask a model too (the bundled one unless --model)")
     ap.add_argument("--model", help="a GGUF file for --llm")
+    ap.add_argument("--deciding", action="store_true",
+                    help="with --llm: ask only of the pairs the detector linked or was unsure of (where a model could change it)")
     args = ap.parse_args()
 
     from amem_cli.steps.supersede import judge
@@ -95,7 +97,7 @@ def main() -> None:
             if p.get("changed"):
                 print(f"    changed: {p['changed']}")
     if args.llm:
-        compare_model(pairs, verdicts, args.model)
+        compare_model(pairs, verdicts, args.model, deciding=args.deciding)
 
 
 PROMPT = (
@@ -107,8 +109,9 @@ PROMPT = (
 SCHEMA = {"type": "object", "properties": {"changes": {"type": "boolean"}}, "required": ["changes"]}
 
 
-def compare_model(pairs: list[dict], verdicts: dict, model: str | None) -> None:
-    """The model alone, confirming the detector's unsure pairs, and vetoing its links."""
+def compare_model(pairs: list[dict], verdicts: dict, model: str | None, *, deciding: bool) -> None:
+    """The model alone, confirming the detector's unsure pairs, and vetoing its links
+    (`deciding`: the model asked only of the pairs the detector linked or was unsure of)."""
     import time
 
     from amem_cli.llm import make_llm
@@ -118,15 +121,20 @@ def compare_model(pairs: list[dict], verdicts: dict, model: str | None) -> None:
     said: dict[str, bool | None] = {}
     start = time.perf_counter()
     for p in pairs:
+        if deciding and verdicts[p["id"]].decision == "no":
+            said[p["id"]] = None
+            continue
         messages = [{"role": "system", "content": PROMPT},
                     {"role": "user", "content": f"Older note: {p['old']['text']}\nNewer note: {p['new']['text']}"}]
         parsed = parse_reply(llm.complete_json(messages, SCHEMA, max_tokens=12) or "", SCHEMA)
         said[p["id"]] = parsed.data.get("changes") if parsed.valid and isinstance(parsed.data, dict) else None
-    seconds = (time.perf_counter() - start) / len(pairs)
-    print(f"\nmodel {llm.identity}: {seconds:.2f} s a pair, {sum(v is None for v in said.values())} unreadable answers")
+    asked = [i for i in said if not deciding or verdicts[i].decision != "no"]
+    seconds = (time.perf_counter() - start) / len(asked)
+    print(f"\nmodel {llm.identity}: {len(asked)} pairs asked, {seconds:.2f} s a pair, "
+          f"{sum(said[i] is None for i in asked)} unreadable answers")
     detector = {i: v.decision for i, v in verdicts.items()}
     ways = {
-        "model alone": {i: "supersedes" if said[i] else "no" for i in said},
+        **({} if deciding else {"model alone": {i: "supersedes" if said[i] else "no" for i in said}}),
         "detector": detector,
         "detector + model confirms unsure": {i: "supersedes" if d == "supersedes" or d == "unsure" and said[i] else d
                                              for i, d in detector.items()},
