@@ -71,8 +71,7 @@ class Supersessions:
         ranked = [i for i, _ in self.index.fts_search(keywords(note.content)[:QUERY_WORDS], 4 * (CANDIDATES + 1))]
         found = self.index.get_many(dict.fromkeys([*ranked, *note.links]))
         done = set(note.supersedes)
-        older = [i for i in found if i != note.id and i not in done and _older(found[i], note, order)
-                 and states_one_thing(found[i].content)]
+        older = [i for i in found if i != note.id and i not in done and _older(found[i], note, order)]
         best = [i for i in older if i in ranked][:CANDIDATES]
         return [found[i] for i in dict.fromkeys([*best, *(i for i in older if i in note.links)])]
 

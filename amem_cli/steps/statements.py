@@ -156,13 +156,14 @@ _KEEPS = re.compile(
 )
 # A sentence that supposes ...
 _SUPPOSES = re.compile(
-    r"\b(?:if|unless|whether|what if|suppose|supposing|in case|hypothetically|thinking (?:about|of)|considering|"
-    r"wonder\w*|worth|propos\w*|suggest\w*|should (?:we|i)|shall we|debating|tempted|options?|alternatively)\b",
+    r"\b(?:if|unless|whether|what if|suppose|supposing|in case|hypothetically|should (?:we|i)|shall we|alternatively)\b",
     re.IGNORECASE,
 )
 # ... and a clause that is only possible, or only meant ("to help reproduce", "gonna").
 _POSSIBLE = re.compile(r"\b(?:would|could|might|maybe|perhaps|probably|may be|to help|trying to|try to|want(?:s|ed)? to|"
-                       r"need(?:s|ed)? to|plan(?:s|ning)? to|going to|gonna|hop(?:e|ing) to)\b|\w['’]d\b", re.IGNORECASE)
+                       r"need(?:s|ed)? to|plan(?:s|ning)? to|going to|gonna|hop(?:e|ing) to|thinking (?:about|of)|"
+                       r"considering|wonder\w*|worth|propos\w*|suggest\w*|debating|tempted|options?)\b|\w['’]d\b",
+                       re.IGNORECASE)
 _QUESTION_START = re.compile(
     r"^(?:do|does|did|is|are|was|were|can|could|will|would|should|shall|have|has|had|any|anyone|who|what|when|where|"
     r"which|why|how)\b",
@@ -331,8 +332,10 @@ def _numbers(text: str, spans: _Spans) -> list[Value]:
             spans.take(*m.span())
             out.append(Value("version", m.group("v") or m.group("major"), m.group(0)))
     for m in _NUMBER.finditer(text):
-        if not spans.free(*m.span()):
-            continue
+        if not spans.free(*m.span()) or re.match(r"(?:st|nd|rd|th)\b", text[m.end():], re.IGNORECASE):
+            continue  # "5th": a place, read with the word before it below ("my 5th project")
+        if re.match(r"[.)]\s", text[m.end():]) and not text[:m.start()].strip(" (#*-"):
+            continue  # "1. ...", "(2) ...": a list's numbering
         raw = m.group("n") or m.group("n2") or m.group("n3")
         if re.fullmatch(r"(?:19|20)\d\d", raw) and not (m.group("cur") or m.group("cur2")):
             spans.take(*m.span())
@@ -355,13 +358,19 @@ def _numbers(text: str, spans: _Spans) -> list[Value]:
             unit, scale, _ = _number_unit(text, m.start(2), m.end(2))
             if unit - {"/year"}:
                 out.append(Value("number", _fmt(_WORD_NUMBERS[second] * scale), m.group(2), unit))
-        elif first in ("my", "our", "her", "his", "their", "a") and second in ORDINALS:
+        elif first in ("my", "our", "her", "his", "their", "a") and is_ordinal(second):
             # "my fourth Korean place", "a third cat": their count is now that number
-            out.append(Value("number", _fmt(ORDINALS[second]), m.group(2), frozenset(root(w) for w in _noun_phrase(text, m.end(2)))))
+            count = ORDINALS.get(second) or int(re.match(r"\d+", second).group(0))
+            out.append(Value("number", _fmt(count), m.group(2), frozenset(root(w) for w in _noun_phrase(text, m.end(2)))))
         else:
             continue
         spans.take(m.start(2), m.end(2))
     return out
+
+
+def is_ordinal(word: str) -> bool:
+    """"fourth", "5th": a place in a count."""
+    return word.casefold() in ORDINALS or bool(re.fullmatch(r"\d+(?:st|nd|rd|th)", word, re.IGNORECASE))
 
 
 def _states(text: str, spans: _Spans) -> list[Value]:
@@ -425,12 +434,16 @@ def stems(text: str) -> set[str]:
 
 
 def _subject(text: str, values: list[Value]) -> set[str]:
-    """The content-word stems of a text, its values left out (not names and states: "the
-    adoption agency" and "adopted a dog" speak of one thing)."""
+    """The content-word stems of a text, its values and units of measure left out (not
+    names and states: "the adoption agency" and "adopted a dog" speak of one thing)."""
     for v in values:
         if v.kind not in ("name", "state"):
             text = text.replace(v.text, " ")
-    return stems(text)
+    return stems(text) - _MEASURES
+
+
+# Units say how a value is measured, not what it is about: "40GB free" and "16GB of RAM".
+_MEASURES = frozenset(root(w) for w in [*_CURRENCIES, *_DURATIONS, *_SIZES, *_PER_YEAR, *_PERIOD_WORDS] if w.isalpha())
 
 
 def _ids(text: str) -> dict[str, str]:

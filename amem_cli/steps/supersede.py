@@ -11,9 +11,10 @@ reading of ordinary language, not a list of cases:
 - The newer note is read a sentence and a clause at a time. A question, a sentence that
   supposes ("if we moved", "would it be worth"), and a clause that keeps a value ("still
   7pm", "laptops unaffected") change nothing; a value said again is not changed.
-- Only a note that states one thing (at most `SHORT_NOTE` words) can be superseded: a
-  long note (an assistant's answer, a meeting's minutes) holds many facts, and a change to
-  one leaves the others current.
+- A long older note (an assistant's answer, minutes: more than `SHORT_NOTE` words) holds
+  many facts: it is superseded only where its own speaker (a person, not a model's answer)
+  says one of its statements again with another value ("I've tried three Korean places"
+  -> "I've tried four", "my 5th project").
 - Notes about another thing are not compared: another release ("release 4.2"/"4.3"),
   another of a kind ("billing service"/"notifications service"), another person speaking
   of themselves.
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from amem_cli.steps.statements import (
-    CLAUSE_END, GENERIC, ORDINALS, SHORT_NOTE, Clause, Sentence, Value, overlap, read, root, speaker, stems,
+    CLAUSE_END, GENERIC, SHORT_NOTE, Clause, Sentence, Value, is_ordinal, overlap, read, root, speaker, stems,
 )
 from amem_cli.text import is_stopword
 
@@ -96,6 +97,7 @@ _CHOSEN = re.compile(
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|n['’]t|dont|didnt|doesnt|isnt|wasnt|cant)\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|im|my|me|mine|we|we're|our|us)\b", re.IGNORECASE)
 _ROLES = frozenset({"user", "assistant", "agent", "system", "human", "ai", "bot"})
+_MODELS = frozenset({"assistant", "system", "ai", "bot"})  # speakers whose long answers are no facts of theirs
 
 
 # -- comparing --------------------------------------------------------------------------
@@ -193,13 +195,15 @@ def _says_change(text: str) -> bool:
                for m in _CHANGE.finditer(text))
 
 
-def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value, bool] | None:
+def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value, bool, bool] | None:
     """An older value with a rival of its kind and unit in a clause of the newer sentence
     that may change it, the rival's clause (or the one before it) speaking of the older
     sentence's subject. The older value kept ("still the 12th") is no change; said again
     in the rival's clause (not denied) neither; said in another clause, the rival's clause
     must say it changed ("the 12th the movers can't come; housewarming is now the 19th").
-    (older value, newer value, whether the rival's clause or the one before says it changed)."""
+    (older value, newer value, whether the rival's clause or the one before says it changed,
+    whether the rival's clause says again what the older value's clause says: the same
+    statement with another value, "I've tried three" -> "I've tried four")."""
     for o in old.values:
         if o.kind in ("name", "state") or not _stated(o, old):
             continue
@@ -214,8 +218,15 @@ def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value, bool] | None:
                 continue
             for n in c.values:
                 if _compatible(o, n, old, c) and _differ(o, n):
-                    return o, n, _cue(new.clauses[max(0, i - 1):i + 1])
+                    return o, n, _cue(new.clauses[max(0, i - 1):i + 1]), _restates(c, next(k for k in old.clauses if o in k.values))
     return None
+
+
+def _restates(new: Clause, old: Clause) -> bool:
+    """The two clauses say one statement: two thirds of the subject words of the shorter
+    are in the other, two at least."""
+    shared = overlap(old.subject, new.subject)
+    return len(shared) >= 2 and 3 * len(shared) >= 2 * min(len(old.subject), len(new.subject))
 
 
 def _state_move(old: Sentence, new: Sentence) -> tuple[Value, Value] | None:
@@ -377,14 +388,15 @@ def judge(new_text: str, old_text: str) -> Verdict:
     """Whether `new_text` supersedes `old_text` (see the module's docstring)."""
     if " ".join(new_text.split()).casefold() == " ".join(old_text.split()).casefold():
         return Verdict(NO, "the same text")
-    if not states_one_thing(old_text):
-        return Verdict(NO, "the older note says many things: a change to one leaves the others current")
     (new_speaker, new), (old_speaker, old) = read(new_text), read(old_text)
     if _other_speaker(new_speaker, old_speaker, speaker(new_text)[1]):
         return Verdict(NO, f"{new_speaker} speaks of themselves, not of {old_speaker}")
     unsure: str | None = None
     why_not = "no value of the older note changes"
     long = not states_one_thing(new_text)
+    many = not states_one_thing(old_text)  # the older note says many things
+    # ... and one of them only its own speaker says again: a person, not a model's answer
+    own_words = new_speaker == old_speaker and old_speaker not in _MODELS
     held = [os_ for os_ in old if _held(os_, new)]
     for ns in new:
         if all(c.gate for c in ns.clauses):
@@ -399,15 +411,20 @@ def judge(new_text: str, old_text: str) -> Verdict:
                 continue
             if not _related(os_, ns):
                 continue
+            if many:  # only a statement of it said again with another value ("I've tried three" -> "four")
+                conflict = _conflict(os_, ns) if own_words else None
+                if conflict and (conflict[3] or is_ordinal(conflict[1].text)):
+                    return Verdict(SUPERSEDES, f"{conflict[0].kind}: {conflict[0]} -> {conflict[1]} (said again)")
+                continue
             if left := _left_behind(os_, ns, strict=long):
                 return Verdict(SUPERSEDES, f"choice: {left!r}")
             cue = _cue(ns.clauses)
             if move := _state_move(os_, ns):
                 return Verdict(SUPERSEDES, f"state: {move[0]} -> {move[1]}")
             if conflict := _conflict(os_, ns):
-                o, n, said_near = conflict
+                o, n, said_near, restated = conflict
                 reason = f"{o.kind}: {o} -> {n}"
-                if (said_near if long else cue) or _denied(o, ns.text) or n.unit and n.text.casefold() in ORDINALS:
+                if (said_near if long else cue) or restated or _denied(o, ns.text) or n.unit and is_ordinal(n.text):
                     return Verdict(SUPERSEDES, reason)  # ("my fourth" place: one more)
                 unsure = unsure or reason
             if long:
