@@ -30,10 +30,8 @@ NOTE_KEYS = (
 GENERATED = "amem_generated"
 # Metadata key listing the fields the deterministic method wrote in a model's place.
 FALLBACKS = "amem_fallbacks"
-# Metadata keys: the dates a note was said again (an exact duplicate, notes consolidated
-# into it), and the older notes it may change, with why (`amem supersede --suggest`).
+# Metadata key: the dates a note was said again (an exact duplicate, notes consolidated into it).
 OCCURRENCES = "amem_occurrences"
-MAY_SUPERSEDE = "amem_may_supersede"
 # What a model may write for a note (the `model_fields` setting chooses).
 MODEL_FIELDS = ("keywords", "tags", "context", "boxes", "evolution")
 

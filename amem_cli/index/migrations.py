@@ -199,8 +199,10 @@ def m011_stated_times(db):
 def m012_supersession_expiry_duplicates(db):
     # A note's `supersedes` and `superseded_by` (links of those kinds in `links.kind`) and
     # when it stops being true (`expires`; `expires_utc` for comparing); its text as
-    # compared for exact duplicates (`content_key`: whitespace aside); and what a
-    # revision changed beyond context and tags (`change`: a supersession made or undone).
+    # compared for exact duplicates (`content_key`: whitespace aside); what a revision
+    # changed beyond context and tags (`change`: a supersession made or undone); and the
+    # pairs the supersession detector was unsure of, for `amem supersede --suggest`
+    # (hints, kept in the index only: a reindex finds them no more).
     # Filled from the notes already indexed (keys a person wrote before amem knew them
     # were kept with the other keys it did not know), so no file is read again.
     import json
@@ -219,6 +221,9 @@ def m012_supersession_expiry_duplicates(db):
         CREATE INDEX IF NOT EXISTS notes_expires ON notes(expires_utc) WHERE expires_utc IS NOT NULL;
         CREATE INDEX IF NOT EXISTS notes_content_key ON notes(content_key);
         ALTER TABLE revisions ADD COLUMN change TEXT;
+        CREATE TABLE IF NOT EXISTS suggestions (new TEXT NOT NULL, old TEXT NOT NULL, reason TEXT NOT NULL,
+                                                PRIMARY KEY (new, old));
+        CREATE INDEX IF NOT EXISTS suggestions_old ON suggestions(old);
         """
     )
     for row in db.execute(f"SELECT path, {NOTE_COLS} FROM notes").fetchall():

@@ -262,6 +262,7 @@ class SqliteIndex:
             db.execute("DELETE FROM notes_trigram WHERE rowid = ?", key)
             db.execute("DELETE FROM fts_keys WHERE id = ?", [note_id])
         db.execute("DELETE FROM notes WHERE id = ?", [note_id])
+        db.execute("DELETE FROM suggestions WHERE new = ?1 OR old = ?1", [note_id])
         self._deleted = True
         self.queue_vector_deletes([note_id])
         for neighbour in row or ():
@@ -382,11 +383,20 @@ class SqliteIndex:
         where = " AND ".join("json_type(metadata, ?) = 'text'" for _ in paths)
         return self.db.execute(f"SELECT {cols}, id FROM notes WHERE {where}", [*paths, *paths]).fetchall()
 
-    def notes_with_metadata(self, key: str) -> list[str]:
-        """The notes whose metadata holds `key` (any value), oldest first."""
-        path = '$."' + key.replace('"', "") + '"'
-        sql = "SELECT id FROM notes WHERE json_type(metadata, ?) IS NOT NULL ORDER BY created_utc, id"
-        return [r[0] for r in self.db.execute(sql, [path])]
+    def suggest(self, new: str, reasons: Mapping[str, str]) -> None:
+        """Record that `new` may supersede each older note of `reasons` ({old: why})."""
+        self.db.conn.executemany("INSERT OR REPLACE INTO suggestions(new, old, reason) VALUES (?, ?, ?)",
+                                 [(new, old, why) for old, why in reasons.items()])
+
+    def suggestions(self) -> list[tuple[str, str, str]]:
+        """(new, old, why) of every pair recorded by `suggest`, the newest note first."""
+        sql = ("SELECT s.new, s.old, s.reason FROM suggestions s JOIN notes n ON n.id = s.new "
+               "ORDER BY n.created_utc DESC, s.new, s.old")
+        return [tuple(r) for r in self.db.execute(sql)]
+
+    def drop_suggestion(self, new: str, old: str) -> bool:
+        """Forget a pair (confirmed or dismissed); whether there was one."""
+        return self.db.execute("DELETE FROM suggestions WHERE new = ? AND old = ?", [new, old]).rowcount > 0
 
     def same_content(self, key: str) -> list[str]:
         """The notes whose text is `key` (`content_key`), oldest first."""
@@ -689,7 +699,7 @@ class SqliteIndex:
         """Forget everything indexed (the files stay; the revision log too)."""
         with self.transaction():
             for table in ("note_keywords", "note_tags", "note_boxes", "links", "note_names", "notes_fts", "notes_trigram",
-                          "fts_keys", "notes", "files"):
+                          "fts_keys", "notes", "files", "suggestions"):
                 self.db.execute(f"DELETE FROM {table}")
             self._deleted = True
 

@@ -10,11 +10,11 @@ from typing import Any
 from ..errors import ConflictError, UsageError
 from ..ids import check_id, new_id
 from ..markdown import normalise_text, parse_note, render_note, str_list
-from ..index.sqlite import content_key
+from ..index.sqlite import content_key, speaker_of
 from ..models import OCCURRENCES, Note
 from ..redact import REDACTED, redact_data
 from ..vault import MAX_NOTE_BYTES, content_hash
-from ..timeutil import now, to_datetime
+from ..timeutil import now, to_datetime, to_utc
 from .jobs import QUEUED
 from .pipeline import Pipeline
 from .supersession import Supersessions
@@ -202,15 +202,18 @@ class NoteService:
         return self.add_notes([self.build(content, **fields)], after=after, defer=defer, embed=embed)[0]
 
     def remember(self, content: str, *, after: str | None = None, defer: bool = False, **fields: Any) -> tuple[Note, bool]:
-        """`add`, unless the text (whitespace aside, once redacted) is a note's already:
-        then that note records this occurrence's date (`metadata.amem_occurrences`; not a
-        pinned note's file) and is returned. (note, whether it was there already)."""
+        """`add`, unless the text (whitespace aside, once redacted) is a note's already, said
+        by the same speaker: then that note records this occurrence's date
+        (`metadata.amem_occurrences`; not a pinned note's file) and is returned. (note,
+        whether it was there already)."""
         note = self.build(content, **fields)
         self.indexer.sync()
-        same = self.index.same_content(content_key(note.content))
+        said = speaker_of(note)
+        same = [n for n in self.index.get_many(self.index.same_content(content_key(note.content)), links=False).values()
+                if speaker_of(n) == said]
         if not same:
             return self.add_notes([note], after=after, defer=defer)[0], False
-        return self.record_occurrences(same[0], [note.created_at]), True
+        return self.record_occurrences(min(same, key=_created).id, [note.created_at]), True
 
     def record_occurrences(self, note_id: str, dates: list[datetime | None], *, what: str = "said again") -> Note:
         """The note records these dates as more times it was said (a revision), unless it is pinned."""
@@ -404,6 +407,10 @@ def _without(note: Note, gone: set[str]) -> Note:
         previous=None if note.previous in gone else note.previous,
         next=None if note.next in gone else note.next,
     )
+
+
+def _created(note: Note) -> str:
+    return to_utc(note.created_at).isoformat() if note.created_at else ""
 
 
 def _first_words(text: str, n: int) -> str:

@@ -7,8 +7,8 @@ change is a revision (`amem history`, `amem undo`).
 
 Found when a note is added, without a model (`steps.supersede.judge`): its candidates are
 the older notes it links to and those that share its words. What the detector is unsure
-of is not linked but kept in the newer note's `metadata.amem_may_supersede` ({old id:
-why}), for `amem supersede --suggest`.
+of is not linked but kept in the index, for `amem supersede --suggest` (a hint: the
+notes are not changed for it).
 
 Search and context put the current note before the one it superseded and mark both
 (`current_first`); `as_of` answers as things stood then: later notes and later
@@ -22,9 +22,9 @@ from dataclasses import replace
 from datetime import datetime
 
 from ..errors import UsageError
-from ..models import MAY_SUPERSEDE, Note, SearchHit
+from ..models import Note, SearchHit
 from ..retrieve.query import keywords
-from ..steps.supersede import NO, SUPERSEDES, Verdict, judge, states_one_thing
+from ..steps.supersede import NO, SUPERSEDES, Verdict, judge
 from ..timeutil import to_utc
 from .pipeline import Pipeline
 from .writer import NoteWriter
@@ -89,21 +89,18 @@ class Supersessions:
         return self._result(old.id, new.id)
 
     def undo(self, old_id: str, new_id: str) -> dict:
-        """NEW no longer supersedes OLD: the link goes from both files (and a suggestion of
-        it, dismissed), each change a revision."""
+        """NEW no longer supersedes OLD: the link goes from both files, each change a
+        revision; or a suggestion of it is dismissed."""
         old, new = self._pair(old_id, new_id)
-        suggested = old.id in (new.metadata.get(MAY_SUPERSEDE) or {})
-        if old.id not in new.supersedes and not suggested:
+        with self.index.transaction():
+            dismissed = self.index.drop_suggestion(new.id, old.id)
+        if old.id not in new.supersedes:
+            if dismissed:
+                return self._result(old.id, new.id)
             raise UsageError(f"{new.id} does not supersede {old.id}", hint=f"`amem show {new.id}` shows what it supersedes")
-        what = f"no longer supersedes {old.id}" if old.id in new.supersedes else f"dismissed: may supersede {old.id}"
         self.indexer.sync()
-
-        def forget(n: Note) -> Note:
-            may = {k: v for k, v in (n.metadata.get(MAY_SUPERSEDE) or {}).items() if k != old.id}
-            metadata = {k: v for k, v in n.metadata.items() if k != MAY_SUPERSEDE} | ({MAY_SUPERSEDE: may} if may else {})
-            return replace(n, supersedes=self._without(n.supersedes, old.id), metadata=metadata)
-
-        self.writer.revise_with(new.id, forget, cause="supersede --undo", model=None, redo=True, what=what)
+        self.writer.revise_with(new.id, lambda n: replace(n, supersedes=self._without(n.supersedes, old.id)),
+                                cause="supersede --undo", model=None, redo=True, what=f"no longer supersedes {old.id}")
         self.writer.revise_with(old.id, lambda n: replace(n, superseded_by=self._without(n.superseded_by, new.id)),
                                 cause="supersede --undo", model=None, redo=True, what=f"no longer superseded by {new.id}")
         return self._result(old.id, new.id)
@@ -123,53 +120,41 @@ class Supersessions:
         return [w for w in written if names.get(w, w) != note_id]
 
     def _record(self, new_id: str, verdicts: dict[str, Verdict], *, cause: str) -> None:
-        """The newer note gets what it supersedes (and what it may: `MAY_SUPERSEDE`) in one
-        revision; each older note it supersedes gets `superseded_by` in its own, where
-        amem may write it (not pinned, not edited by a person since amem wrote it; a
-        person's command writes it anyway)."""
+        """The newer note gets what it supersedes in one revision; each older note it
+        supersedes gets `superseded_by` in its own, where amem may write it (not pinned,
+        not edited by a person since amem wrote it; a person's command writes it anyway).
+        What the detector is unsure of goes to the index only (`suggestions`)."""
         linked = {i: v.reason for i, v in verdicts.items() if v.decision == SUPERSEDES}
         unsure = {i: v.reason for i, v in verdicts.items() if v.decision != SUPERSEDES}
+        with self.index.transaction():
+            self.index.suggest(new_id, unsure)
+            for old_id in linked:
+                self.index.drop_suggestion(new_id, old_id)
+        if not linked:
+            return
         self.indexer.sync()
-
-        def add(n: Note) -> Note:
-            may = {**(n.metadata.get(MAY_SUPERSEDE) or {}), **unsure}
-            may = {k: v for k, v in may.items() if k not in linked}
-            metadata = {k: v for k, v in n.metadata.items() if k != MAY_SUPERSEDE} | ({MAY_SUPERSEDE: may} if may else {})
-            return replace(n, supersedes=self.pipeline.merged(n.supersedes, list(linked)), metadata=metadata)
-
-        what = "; ".join([*(f"supersedes {i} ({r})" for i, r in linked.items()),
-                          *(f"may supersede {i} ({r})" for i, r in unsure.items())])
-        self.writer.revise_with(new_id, add, cause="supersede", model=None if cause == "amem" else PERSON, redo=True,
-                                what=what)
+        by = None if cause == "amem" else PERSON
+        what = "; ".join(f"supersedes {i} ({r})" for i, r in linked.items())
+        self.writer.revise_with(new_id, lambda n: replace(n, supersedes=self.pipeline.merged(n.supersedes, list(linked))),
+                                cause="supersede", model=by, redo=True, what=what)
         for old_id in linked:
             old = self.index.get(old_id)
             if old is None or cause == "amem" and (old.extra.get("pinned") is True or self.pipeline.hand_edited(old_id, old)):
                 continue  # the index knows it from the newer note
             self.writer.revise_with(old_id, lambda n: replace(n, superseded_by=self.pipeline.merged(n.superseded_by, [new_id])),
-                                    cause="supersede", model=None if cause == "amem" else PERSON, redo=True,
-                                    what=f"superseded by {new_id}")
+                                    cause="supersede", model=by, redo=True, what=f"superseded by {new_id}")
 
     # -- suggested -------------------------------------------------------------------------
     def suggestions(self) -> list[dict]:
         """The pairs the detector was unsure of, newest first: {"old", "new", "reason", and
-        each note's date and text}; not those linked or dismissed since, nor those whose
-        notes are gone."""
+        each note's date and text}; not those linked since."""
         self.indexer.sync()
-        news = self.index.get_many(self.index.notes_with_metadata(MAY_SUPERSEDE))
-        olds = self.index.get_many({o for n in news.values() for o in _may(n)})
-        out = []
-        for new in sorted(news.values(), key=lambda n: (to_utc(n.created_at) if n.created_at else datetime.min.astimezone(), n.id),
-                          reverse=True):
-            for old_id, reason in _may(new).items():
-                if (old := olds.get(old_id)) is not None and old_id not in new.supersedes:
-                    out.append({"old": old.id, "new": new.id, "reason": reason, "old_date": _iso(old.created_at),
-                                "new_date": _iso(new.created_at), "old_content": old.content, "new_content": new.content})
-        return out
-
-
-def _may(note: Note) -> dict[str, str]:
-    may = note.metadata.get(MAY_SUPERSEDE)
-    return {str(k): str(v) for k, v in may.items()} if isinstance(may, dict) else {}
+        pairs = self.index.suggestions()
+        notes = self.index.get_many({i for new, old, _ in pairs for i in (new, old)})
+        return [{"old": old, "new": new, "reason": why, "old_date": _iso(notes[old].created_at),
+                 "new_date": _iso(notes[new].created_at), "old_content": notes[old].content,
+                 "new_content": notes[new].content}
+                for new, old, why in pairs if new in notes and old in notes and old not in notes[new].supersedes]
 
 
 def _iso(when: datetime | None) -> str | None:

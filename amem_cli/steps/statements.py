@@ -32,7 +32,7 @@ class Clause:
     text: str
     values: list[Value]
     subject: set[str]
-    gate: str | None  # why it changes nothing: "asks", "supposes", "keeps"; None: it may
+    gate: str | None  # why it changes nothing: "asks", "bids", "supposes", "keeps"; None: it may
     part: int = 0  # which sentence of its note it is in
 
 
@@ -86,7 +86,8 @@ ORDINALS = {w: i for i, w in enumerate(
 # "release 4.3" are two releases.
 _ID_HEADS = frozenset(
     "release version sprint pr mr issue ticket bug build milestone phase stage round q quarter room flight gate "
-    "floor chapter episode season part region zone node shard replica v".split())
+    "floor chapter episode season part region zone node shard replica v session attempt step item page run batch "
+    "test case table figure option".split())
 
 def root(word: str) -> str:
     """A word's stem, a short word whole but for a plural's s: the shared stemmer makes
@@ -164,6 +165,13 @@ _POSSIBLE = re.compile(r"\b(?:would|could|might|maybe|perhaps|probably|may be|to
                        r"need(?:s|ed)? to|plan(?:s|ning)? to|going to|gonna|hop(?:e|ing) to|thinking (?:about|of)|"
                        r"considering|wonder\w*|worth|propos\w*|suggest\w*|debating|tempted|options?)\b|\w['’]d\b",
                        re.IGNORECASE)
+# A sentence opening with a verb of change as it is bid ("Replace X", "Set Y"): a request.
+_REQUEST = re.compile(  # (an older note's "Set X to 30s" is an agent's report of what it did)
+    r"^\W*(?:please\s+)?(?:replace|set|change|switch|move|update|delete|remove|add|make|use|ignore|cancel|stop|rewrite|"
+    r"drop|turn|put|bump|raise|lower|increase|reduce|rename|reschedule|postpone)\b(?!\s*:|\s+(?:is|was|are|were)\b)",
+    re.IGNORECASE,
+)
+_REFERENCES = re.compile(r"\[\[[^\]\n]*\]\]|\bhttps?://\S+")
 _QUESTION_START = re.compile(
     r"^(?:do|does|did|is|are|was|were|can|could|will|would|should|shall|have|has|had|any|anyone|who|what|when|where|"
     r"which|why|how)\b",
@@ -475,6 +483,7 @@ def read(text: str) -> tuple[str | None, tuple[Sentence, ...]]:
     """(the speaker, the note's sentences: their clauses, values, subject, identifiers).
     Read only: the result is shared."""
     who, body = speaker(text)
+    body = _REFERENCES.sub(" ", body)  # a link's id or a URL states no value
     known = _capitalised_inside(body)
     pieces: list[str] = []
     for piece in (s.strip() for s in _SENTENCE_END.split(body)):
@@ -495,6 +504,8 @@ def read(text: str) -> tuple[str | None, tuple[Sentence, ...]]:
 
 def _clauses(sentence: str, known: set[str], part: int) -> list[Clause]:
     asks = bool(_QUESTION_START.match(sentence) and sentence.endswith("?"))
+    bids = bool(_REQUEST.match(sentence))  # "Replace each note's context...": a request, in a newer note
+
     supposes = bool(_SUPPOSES.search(sentence))
     out = []
     for c in (c.strip() for c in CLAUSE_END.split(sentence)):
@@ -503,8 +514,9 @@ def _clauses(sentence: str, known: set[str], part: int) -> list[Clause]:
         spans = _Spans()
         values = _dates(c, spans) + _clocks(c, spans) + _numbers(c, spans) + _states(c, spans)
         values += _names(c, spans, known)
-        gate = ("asks" if asks or c.endswith("?") or _QUESTION_START.match(c) and "?" in sentence else "supposes" if supposes or _POSSIBLE.search(c)
-                else "keeps" if _KEEPS.search(c) else None)
+        gate = ("asks" if asks or c.endswith("?") or _QUESTION_START.match(c) and "?" in sentence
+                else "bids" if bids else "supposes" if supposes or _POSSIBLE.search(c) else "keeps" if _KEEPS.search(c)
+                else None)
         out.append(Clause(c, values, _subject(c, values), gate, part))
     return out
 
