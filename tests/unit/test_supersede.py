@@ -55,8 +55,8 @@ def test_long_notes_change_only_where_a_statement_is_said_again():
     again = ("user: I think I'll go with kimchi and bokkeumbap, thanks. By the way, I've tried four different Korean "
              "restaurants in my city so far, and I'm always looking for new recommendations for next week.")
     assert judge(again, said).decision == SUPERSEDES
-    answer = ("assistant: Here are two quick dinners: a stir-fry with four vegetables in 15 minutes, and a soup. "
-              "Korean restaurants often serve banchan; trying three different ones is a good start in any city.")
+    answer = ("assistant: Here are two quick dinners: a stir-fry with the vegetables in 15 minutes, and a soup. "
+              "Since you've tried four different Korean restaurants in your city so far, try the banchan recipes too.")
     assert judge(answer, said).decision == NO
 
 
