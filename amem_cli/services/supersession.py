@@ -69,7 +69,7 @@ class Supersessions:
         superseded. (Later notes are read and passed over: a note added to a vault that
         holds later ones, by an import of old chats, gets its candidates among the older.)"""
         ranked = [i for i, _ in self.index.fts_search(keywords(note.content)[:QUERY_WORDS], 4 * (CANDIDATES + 1))]
-        found = self.index.get_many(dict.fromkeys([*ranked, *note.links]))
+        found = self.index.get_many(dict.fromkeys([*ranked, *note.links]), links=False)  # their text and dates
         done = set(note.supersedes)
         older = [i for i in found if i != note.id and i not in done and _older(found[i], note, order)]
         best = [i for i in older if i in ranked][:CANDIDATES]
