@@ -24,14 +24,14 @@ from datetime import datetime
 from ..errors import UsageError
 from ..models import Note, SearchHit
 from ..retrieve.query import keywords
-from ..steps.supersede import NO, SUPERSEDES, Verdict, judge
+from ..steps.supersede import NO, SUPERSEDES, Verdict, changing_words, judge
 from ..timeutil import to_utc
 from .pipeline import Pipeline
 from .writer import NoteWriter
 
 # Older notes compared with a new one: the best by its words (and those it links to).
 CANDIDATES = 5
-# Words of a new note its candidates are looked for by (a long note's first ones).
+# Words of a new note its candidates are looked for by (`changing_words`; a long note's first ones).
 QUERY_WORDS = 24
 PERSON = "person"  # the cause of a supersession a person made (`amem supersede`)
 
@@ -68,7 +68,8 @@ class Supersessions:
         links to; not those it supersedes already, nor those that say too much to be
         superseded. (Later notes are read and passed over: a note added to a vault that
         holds later ones, by an import of old chats, gets its candidates among the older.)"""
-        ranked = [i for i, _ in self.index.fts_search(keywords(note.content)[:QUERY_WORDS], 4 * (CANDIDATES + 1))]
+        words = keywords(changing_words(note.content))[:QUERY_WORDS]
+        ranked = [i for i, _ in self.index.fts_search(words, 4 * (CANDIDATES + 1))]
         found = self.index.get_many(dict.fromkeys([*ranked, *note.links]), links=False)  # their text and dates
         done = set(note.supersedes)
         older = [i for i in found if i != note.id and i not in done and _older(found[i], note, order)]

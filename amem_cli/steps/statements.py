@@ -87,7 +87,7 @@ ORDINALS = {w: i for i, w in enumerate(
 _ID_HEADS = frozenset(
     "release version sprint pr mr issue ticket bug build milestone phase stage round q quarter room flight gate "
     "floor chapter episode season part region zone node shard replica v session attempt step item page run batch "
-    "test case table figure option".split())
+    "test case table figure option number".split())
 
 def root(word: str) -> str:
     """A word's stem, a short word whole but for a plural's s: the shared stemmer makes

@@ -422,9 +422,9 @@ def judge(new_text: str, old_text: str) -> Verdict:
             if move := _state_move(os_, ns):
                 return Verdict(SUPERSEDES, f"state: {move[0]} -> {move[1]}")
             if conflict := _conflict(os_, ns):
-                o, n, said_near, restated = conflict
+                o, n, said_near, _ = conflict
                 reason = f"{o.kind}: {o} -> {n}"
-                if (said_near if long else cue) or restated or _denied(o, ns.text) or n.unit and is_ordinal(n.text):
+                if (said_near if long else cue) or _denied(o, ns.text) or n.unit and is_ordinal(n.text):
                     return Verdict(SUPERSEDES, reason)  # ("my fourth" place: one more)
                 unsure = unsure or reason
             if long:
@@ -446,3 +446,11 @@ def judge(new_text: str, old_text: str) -> Verdict:
 def states_one_thing(text: str) -> bool:
     """Whether a note is short enough to state one thing (see the module's docstring)."""
     return len(speaker(text)[1].split()) <= SHORT_NOTE
+
+
+def changing_words(text: str) -> str:
+    """The part of a note that can change an older one: its clauses that state a value and
+    are no question, supposition or request (the whole text when none does). Older notes
+    sharing its words are the candidates worth judging."""
+    clauses = [c.text for s in read(text)[1] for c in s.clauses if c.gate is None and c.values]
+    return " ".join(clauses) or speaker(text)[1]
