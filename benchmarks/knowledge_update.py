@@ -39,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from internals import services  # noqa: E402
 from locomo import paired_interval  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -100,7 +101,7 @@ def main() -> int:
         with AgentMemory(vault, llm="none", embedder=args.embedder) as memory:
             if fresh and args.source:
                 start = time.perf_counter()
-                c = memory._c
+                c = services(memory)
                 c.notes.supersessions.detect(c.index.list_notes(newest_first=False))
                 build += time.perf_counter() - start
             elif fresh:

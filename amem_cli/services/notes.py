@@ -13,8 +13,10 @@ from ..markdown import normalise_text, parse_note, render_note, str_list
 from ..index.sqlite import content_key, speaker_of
 from ..models import OCCURRENCES, Note
 from ..redact import REDACTED, redact_data
-from ..vault import MAX_NOTE_BYTES, content_hash
+from ..index.sqlite import SqliteIndex
 from ..timeutil import now, to_datetime, to_utc
+from ..vault import MAX_NOTE_BYTES, Vault, content_hash
+from .indexer import Indexer
 from .jobs import QUEUED
 from .pipeline import Pipeline
 from .supersession import Supersessions
@@ -27,71 +29,75 @@ NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", 
 MAX_CONTENT_BYTES = MAX_NOTE_BYTES // 2
 
 
-class NoteService:
-    def __init__(self, writer: NoteWriter, pipeline: Pipeline, trash: Trash):
-        self.writer = writer
-        self.trash = trash  # removed notes, for undo
-        # The A-MEM pipeline: builds new notes before they are written, links them after.
-        self.pipeline = pipeline
-        # Newer notes that change older ones: found as notes are stored (and as the queue's
-        # work on a note a person added by hand is done).
-        self.supersessions = Supersessions(writer, pipeline)
-        pipeline.on_completed = self.supersessions.detect
-        self.indexer = writer.indexer
-        self.vault = writer.vault
-        self.index = writer.index
+def new_note(
+    content: str,
+    *,
+    keywords: Iterable[str] | None = None,
+    tags: Iterable[str] | None = None,
+    context: str | None = None,
+    boxes: Iterable[str] | None = None,
+    created_at: datetime | str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    id: str | None = None,
+    redact: bool = True,
+    date_order: str = "auto",
+    expires: datetime | str | None = None,
+    ttl: timedelta | None = None,
+) -> Note:
+    """A new, unsaved note with a fresh id (no model: `Pipeline.construct` writes what it
+    lacks once it is added). Raises UsageError on empty content. `redact`: secrets in any
+    field become `[REDACTED:kind]` (see `redact_note`). `date_order`: how a `created_at`
+    that reads both ways is read (`timeutil.DATE_ORDERS`). `expires`: when it stops
+    being true; `ttl`: that long after it was created."""
+    if not isinstance(content, str) or not content.strip():
+        raise UsageError("the note is empty", hint="give the note some text")
+    try:
+        size = len(content.encode("utf-8"))
+    except UnicodeEncodeError:  # a byte that was not UTF-8, smuggled in as a surrogate
+        raise UsageError("the note's text is not valid UTF-8", hint="convert it to UTF-8 first") from None
+    if "\x00" in content:  # the vault reads a file holding one as binary, and skips it
+        raise UsageError("the note's text holds a NUL character", hint="a note is text; remove it")
+    if size > MAX_CONTENT_BYTES:
+        raise UsageError(f"the note is larger than {MAX_CONTENT_BYTES // 2**20} MiB",
+                         hint="split it into smaller notes (`amem ingest` splits a transcript into turns)")
+    created = to_datetime(created_at, date_order) if created_at is not None else now()
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise UsageError("metadata must be a mapping of keys to values")
+    try:
+        note = Note(
+            id=check_id(id) if id else new_id(created),
+            content=normalise_text(content).strip(),
+            keywords=str_list(_as_list(keywords), "keywords"),
+            tags=[t.lstrip("#") for t in str_list(_as_list(tags), "tags")],
+            context=" ".join((context or "").split()),
+            created_at=created,
+            updated_at=now(),
+            boxes=str_list(_as_list(boxes), "boxes"),
+            metadata=dict(metadata or {}),
+            expires=to_datetime(expires, date_order) if expires is not None else created + ttl if ttl is not None else None,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if redact:
+        redact_note(note)
+    return note
 
-    # -- building ---------------------------------------------------------
-    @staticmethod
-    def build(
-        content: str,
-        *,
-        keywords: Iterable[str] | None = None,
-        tags: Iterable[str] | None = None,
-        context: str | None = None,
-        boxes: Iterable[str] | None = None,
-        created_at: datetime | str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        id: str | None = None,
-        redact: bool = True,
-        expires: datetime | str | None = None,
-        ttl: timedelta | None = None,
-    ) -> Note:
-        """A new, unsaved note with a fresh id. Raises UsageError on empty content.
-        `redact`: secrets in any field become `[REDACTED:kind]` (see `redact_note`).
-        `expires`: when it stops being true; `ttl`: that long after it was created."""
-        if not isinstance(content, str) or not content.strip():
-            raise UsageError("the note is empty", hint="give the note some text")
-        try:
-            size = len(content.encode("utf-8"))
-        except UnicodeEncodeError:  # a byte that was not UTF-8, smuggled in as a surrogate
-            raise UsageError("the note's text is not valid UTF-8", hint="convert it to UTF-8 first") from None
-        if "\x00" in content:  # the vault reads a file holding one as binary, and skips it
-            raise UsageError("the note's text holds a NUL character", hint="a note is text; remove it")
-        if size > MAX_CONTENT_BYTES:
-            raise UsageError(f"the note is larger than {MAX_CONTENT_BYTES // 2**20} MiB",
-                             hint="split it into smaller notes (`amem ingest` splits a transcript into turns)")
-        created = to_datetime(created_at) if created_at is not None else now()
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise UsageError("metadata must be a mapping of keys to values")
-        try:
-            note = Note(
-                id=check_id(id) if id else new_id(created),
-                content=normalise_text(content).strip(),
-                keywords=str_list(_as_list(keywords), "keywords"),
-                tags=[t.lstrip("#") for t in str_list(_as_list(tags), "tags")],
-                context=" ".join((context or "").split()),
-                created_at=created,
-                updated_at=now(),
-                boxes=str_list(_as_list(boxes), "boxes"),
-                metadata=dict(metadata or {}),
-                expires=to_datetime(expires) if expires is not None else created + ttl if ttl is not None else None,
-            )
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        if redact:
-            redact_note(note)
-        return note
+
+class NoteService:
+    def __init__(self, vault: Vault, index: SqliteIndex, indexer: Indexer, writer: NoteWriter, pipeline: Pipeline,
+                 supersessions: Supersessions, trash: Trash, date_order: str = "auto"):
+        """`pipeline`: the A-MEM pipeline, which constructs new notes before they are
+        written and links them after; `supersessions`: newer notes that change older ones,
+        found as notes are stored; `trash`: removed notes, for undo; `date_order`: how a
+        date given for a new note that reads both ways is read."""
+        self.vault = vault
+        self.index = index
+        self.indexer = indexer
+        self.writer = writer
+        self.pipeline = pipeline
+        self.trash = trash
+        self.date_order = date_order
+        self.supersessions = supersessions
 
     # -- writes -----------------------------------------------------------
     def add_note(self, note: Note, *, after: str | None = None, embed: bool = True) -> Note:
@@ -122,7 +128,7 @@ class NoteService:
             if not note.content.strip():
                 raise UsageError("the note is empty", hint="give the note some text")
         if not defer:
-            self.pipeline.build(notes, boxes=boxes)
+            self.pipeline.construct(notes, boxes=boxes)
         if embed:
             self.indexer.prefetch(notes)
 
@@ -198,15 +204,15 @@ class NoteService:
             self.update(old_next, relink("previous", last.id), embed=False, sync=False)
 
     def add(self, content: str, *, after: str | None = None, defer: bool = False, embed: bool = True, **fields: Any) -> Note:
-        """Add one note (`fields`: those of `build`, `redact` too)."""
-        return self.add_notes([self.build(content, **fields)], after=after, defer=defer, embed=embed)[0]
+        """Add one note (`fields`: those of `new_note`, `redact` too)."""
+        return self.add_notes([self.new_note(content, **fields)], after=after, defer=defer, embed=embed)[0]
 
     def remember(self, content: str, *, after: str | None = None, defer: bool = False, **fields: Any) -> tuple[Note, bool]:
         """`add`, unless the text (whitespace aside, once redacted) is a note's already, said
         by the same speaker: then that note records this occurrence's date
         (`metadata.amem_occurrences`; not a pinned note's file) and is returned. (note,
         whether it was there already)."""
-        note = self.build(content, **fields)
+        note = self.new_note(content, **fields)
         self.indexer.sync()
         said = speaker_of(note)
         same = [n for n in self.index.get_many(self.index.same_content(content_key(note.content)), links=False).values()
@@ -244,8 +250,12 @@ class NoteService:
                 raise UsageError(f"item {n} has unknown keys: {', '.join(sorted(unknown))}")
             item = dict(item)
             content = item.pop("content", None)
-            notes.append(self.build(content, redact=redact, ttl=ttl, **item))
+            notes.append(self.new_note(content, redact=redact, ttl=ttl, **item))
         return self.add_notes(notes, chain=True, after=after, defer=defer)
+
+    def new_note(self, content: str, **fields: Any) -> Note:
+        """`new_note`, its date read in this vault's date order."""
+        return new_note(content, date_order=self.date_order, **fields)
 
     def update(self, note_id: str, change, **options: Any) -> Note:
         """`NoteWriter.update`: re-read a note from its file, apply `change(note) -> note`, write it back."""
@@ -279,7 +289,7 @@ class NoteService:
                 )
             text = bytes(last["old_bytes"]).decode("utf-8")
             stat = self.vault.write_text(path, text, expect_hash=last["new_hash"])
-            note = parse_note(text, path=path, fallback_id=note_id)
+            note = parse_note(text, path=path, fallback_id=note_id, date_order=self.vault.date_order)
             with self.index.transaction():
                 self.indexer.record_written(note, path, stat, text)
                 self.index.drop_revision(last["seq"])
@@ -318,7 +328,7 @@ class NoteService:
             with self.index.transaction():
                 self.index.delete_note(note_id)
                 self.index.drop_revisions(note_id)
-                self.index.done(note_id)  # its queued work (a deferred note, one a person edited) goes too
+                self.index.drop_job(note_id)  # its queued work (a deferred note, one a person edited) goes too
                 self.index.remove_file(path)
         self.indexer.flush_vectors()  # its vector goes now, not at the next search
         return note
