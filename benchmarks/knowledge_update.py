@@ -14,10 +14,10 @@ knowledge-update questions (evidence at several dates: the old value and the new
 share whose latest evidence turn is in the top 10 above every older evidence turn.
 
 `--keep DIR` builds the vaults there and keeps them (one already there is used as it is);
-`--from DIR` (with `--keep`) copies each vault from DIR, built by an earlier version (the
-"before" run), and finds its supersessions as adding its notes in order would have
-(`Supersessions.detect`), instead of embedding the haystack again: the two runs then
-differ only in what this version adds;
+`--from DIR` (with `--keep`) copies each vault from DIR, built by an earlier version,
+asks the question once as it is (the "default" columns: no supersession), then finds its
+supersessions as adding its notes in order would have (`supersede_vaults.py`) and asks
+again: the same run, the same vaults, the same code, with and without supersession;
 `--dump FILE` writes each question's figures, `--against FILE` pairs this run with such a
 dump (mean change, bootstrap 95% interval). `PYTHONPATH` pointing at another checkout
 measures that version ("before").
@@ -39,8 +39,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from internals import services  # noqa: E402
 from locomo import paired_interval  # noqa: E402
+from supersede_vaults import find_supersessions  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 TOP_K = 10
@@ -74,6 +74,17 @@ def latest_first(ranked: list[str], evidence: list[dict]) -> bool:
     return not any(r in older for r in ranked[: ranked.index(latest)])
 
 
+def scores(ranked: list[str], evidence: list[dict], update: bool) -> dict[str, float]:
+    """recall@10 and MRR of the evidence turns; for a knowledge-update question (`update`),
+    `latest_first`."""
+    gold = {t["turn"] for t in evidence}
+    first = next((r for r, t in enumerate(ranked, 1) if t in gold), None)
+    out = {"recall@10": len(gold & set(ranked)) / len(gold), "MRR": 1 / first if first else 0.0}
+    if update:
+        out["latest_first"] = float(latest_first(ranked, evidence))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("path", type=Path)
@@ -89,7 +100,7 @@ def main() -> int:
 
     data = [q for q in json.loads(args.path.read_text(encoding="utf-8")) if not args.type or q["question_type"] in args.type]
     root = args.keep or Path(tempfile.mkdtemp(prefix="amem-lme-"))
-    rows, build = [], 0.0
+    rows, build, links = [], 0.0, 0
     for n, q in enumerate(data, 1):
         sessions = sessions_of(q)
         turns = [t for s in sessions for t in s]
@@ -98,11 +109,12 @@ def main() -> int:
         fresh = not vault.exists()
         if fresh and args.source:
             shutil.copytree(args.source / q["question_id"], vault)
+        default = None
         with AgentMemory(vault, llm="none", embedder=args.embedder) as memory:
             if fresh and args.source:
+                default = [h.metadata.get("turn") for h in memory.retrieve(q["question"], top_k=TOP_K)]
                 start = time.perf_counter()
-                c = services(memory)
-                c.notes.supersessions.detect(c.index.list_notes(newest_first=False))
+                links += find_supersessions(memory)
                 build += time.perf_counter() - start
             elif fresh:
                 start = time.perf_counter()
@@ -112,18 +124,17 @@ def main() -> int:
                                         for t in session)
                 build += time.perf_counter() - start
             ranked = [h.metadata.get("turn") for h in memory.retrieve(q["question"], top_k=TOP_K)]
-        gold = {t["turn"] for t in evidence}
-        first = next((r for r, t in enumerate(ranked, 1) if t in gold), None)
-        row = {"question_id": q["question_id"], "type": q["question_type"],
-               "recall@10": len(gold & set(ranked)) / len(gold), "MRR": 1 / first if first else 0.0}
-        if q["question_type"] == "knowledge-update":
-            row["latest_first"] = float(latest_first(ranked, evidence))
+        update = q["question_type"] == "knowledge-update"
+        row = {"question_id": q["question_id"], "type": q["question_type"], **scores(ranked, evidence, update)}
+        if default is not None:
+            row.update({f"default {k}": v for k, v in scores(default, evidence, update).items()})
         rows.append(row)
         print(f"[{n}/{len(data)}] {q['question_id']} {q['question_type']} recall@10 {row['recall@10']:.2f}"
               + (f" latest first {bool(row['latest_first'])}" if "latest_first" in row else ""), file=sys.stderr)
 
     print(f"LongMemEval {args.path.name}: {len(rows)} questions, --llm none, top {TOP_K}"
-          + (f"; vaults built in {build:.0f} s" if build else ""))
+          + (f"; vaults built in {build:.0f} s" if build else "")
+          + (f"; {links} supersessions found in the vaults from {args.source}" if args.source else ""))
     by_type = defaultdict(list)
     for r in rows:
         by_type[r["type"]].append(r)
@@ -135,6 +146,17 @@ def main() -> int:
     ku = [r["latest_first"] for r in rows if "latest_first" in r]
     if ku:
         print(f"knowledge-update: latest evidence first in {sum(ku):.0f} of {len(ku)} ({statistics.fmean(ku):.0%})")
+    paired = [r for r in rows if "default recall@10" in r]
+    if paired:
+        print(f"\nthe same vaults before their supersessions were found (default), {len(paired)} questions: "
+              "change, bootstrap 95% interval")
+        for key in ("recall@10", "MRR", "latest_first"):
+            diffs = [r[key] - r[f"default {key}"] for r in paired if key in r]
+            if diffs:
+                low, high = paired_interval(diffs)
+                print(f"{key:<13} default {statistics.fmean(r[f'default {key}'] for r in paired if key in r):.3f} "
+                      f"now {statistics.fmean(r[key] for r in paired if key in r):.3f}  {statistics.fmean(diffs):+.3f}  "
+                      f"[{low:+.3f}, {high:+.3f}]  {sum(d > 0 for d in diffs)} up, {sum(d < 0 for d in diffs)} down")
     if args.dump:
         args.dump.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     if args.against:
