@@ -93,10 +93,11 @@ def test_as_of_answers_as_things_stood_then(run, work):
     assert next(h for h in now if h["id"] == old)["replaced_by"]
 
 
-def test_supersede_by_hand_undo_and_suggestions(run):
+def test_supersede_by_hand_undo_and_suggestions(run, vault):
     contract = add(run, "Contract value with Northwind: 48,000 EUR a year.", "--created", "2024-01-10")["id"]
     renewal = add(run, "Northwind pays 52k EUR a year.", "--created", "2024-04-02")
     assert renewal["supersedes"] == []  # no word says it changed: only suggested
+    assert not [p for p in vault.glob("*.md") if "supersede" in p.read_text()]  # a hint is kept in the index only
     res = run("supersede", "--suggest", "--json")
     assert res.exit_code == 0
     suggested = json.loads(res.stdout)
