@@ -20,6 +20,7 @@ from .index.vectors import VectorIndex
 from .llm.base import LLM
 from .models import Note
 from .places import cache_root
+from .retrieve.fields import SearchFields
 from .services.importer import Importer
 from .services.indexer import Indexer
 from .services.ingest import Ingester
@@ -78,7 +79,7 @@ class Container:
 
     @shared
     def index(self) -> SqliteIndex:
-        return SqliteIndex(self.vault.index_dir / "index.db")
+        return SqliteIndex(self.vault.index_dir / "index.db", SearchFields())
 
     @shared
     def embedder(self) -> Embedder:

@@ -122,10 +122,10 @@ class Facade:
         """How many jobs the queue holds. `apart`: read on a connection of its own, so a
         server answers `amem server status` without waiting for its turn on the index (None
         when it cannot be read so)."""
-        from .index.sqlite import job_total
+        from .index.jobs import job_total
 
         c = self._services()
-        return job_total(c.index.path) if apart else len(c.index.queued())
+        return job_total(c.index.path) if apart else len(c.index.jobs.queued())
 
     def close(self) -> None:
         if self._container is not None:
@@ -383,16 +383,16 @@ def process(call: Call, req: Process) -> ProcessResult:
     until = None if req.seconds is None else time.monotonic() + req.seconds
     c.indexer.flush_vectors()  # the vectors of notes written elsewhere first: a job links its note by them
     done = c.notes.pipeline.process(req.limit, progress=call.progress, until=until)
-    return ProcessResult(processed=done, queued=len(c.index.queued()))
+    return ProcessResult(processed=done, queued=len(c.index.jobs.queued()))
 
 
 @operation(Queue)
 def queue(call: Call, req: Queue) -> QueueResult:
     c = call.container
-    running = {n for n, _, _ in c.index.claims()} - {n for n, _ in c.queue.expired()}
+    running = {n for n, _, _ in c.index.jobs.claims()} - {n for n, _ in c.queue.expired()}
     jobs = [Job(id=j["note_id"], state="running" if j["note_id"] in running else "failed" if j["failures"] else "queued",
                 queued=j["queued"], failures=j["failures"], error=j["error"], content=j["content"])
-            for j in c.index.jobs(req.limit)]
+            for j in c.index.jobs.listing(req.limit)]
     return QueueResult(jobs=jobs, summary=c.queue.summary())
 
 
@@ -425,12 +425,12 @@ def init(call: Call, req: Init) -> InitResult:
     elif f"{INDEX_DIR}/" not in (ignored := gitignore.read_bytes()).decode("utf-8", errors="replace").split():
         c.vault.write_text(".gitignore", ignored.decode("utf-8").rstrip("\n") + "\n" + GITIGNORE, expect_hash=content_hash(ignored))
     report = c.indexer.sync()
-    return InitResult(vault=str(c.vault.root), notes=c.index.count(), indexed=report.added, profile=req.profile)
+    return InitResult(vault=str(c.vault.root), notes=c.index.notes.count(), indexed=report.added, profile=req.profile)
 
 
 @operation(Boxes, fresh=True)
 def boxes(call: Call, req: Boxes) -> list[BoxCount]:
-    return [BoxCount(box=box, notes=n) for box, n in call.container.index.boxes()]
+    return [BoxCount(box=box, notes=n) for box, n in call.container.index.notes.boxes()]
 
 
 @operation(Stats, fresh=True)
@@ -464,7 +464,7 @@ def sync(call: Call, req: Sync):
 def reindex(call: Call, req: Reindex) -> ReindexResult:
     c = call.container
     report = c.indexer.reindex(progress=call.progress)
-    return ReindexResult(notes=c.index.count(), embedded=c.index.embedded_count(), errors=report.errors)
+    return ReindexResult(notes=c.index.notes.count(), embedded=c.index.notes.embedded_count(), errors=report.errors)
 
 
 @operation(VaultStatus)

@@ -145,7 +145,8 @@ def m008_link_names(db):
         "CREATE INDEX note_names_note ON note_names(note_id)",
     ):
         db.execute(sql)
-    from .sqlite import NOTE_COLS, index_links, note_from_row  # here: sqlite.py imports this module
+    from .links import index_links  # here: the stores import this module (through `connection`)
+    from .notes import NOTE_COLS, note_from_row
 
     for row in db.execute(f"SELECT path, {NOTE_COLS} FROM notes").fetchall():
         index_links(db, note_from_row(row[1:]), row[0])

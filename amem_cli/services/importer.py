@@ -111,11 +111,11 @@ class Importer:
         redact: bool,
     ) -> ImportReport:
         self.indexer.sync()
-        known = self.index.notes_by_metadata(SOURCE_HASH)  # one query, not one per line
+        known = self.index.notes.by_metadata(SOURCE_HASH)  # one query, not one per line
         batches = _Batches(
             self.notes, report, total=total, chain=chain, defer=defer, size=batch, progress=progress,
             between_batches=self.between_batches,
-            boxes=dict(self.index.boxes()),  # as they will be once the batches before are stored
+            boxes=dict(self.index.notes.boxes()),  # as they will be once the batches before are stored
         )
         batches.report_progress()
         for n, (where, source, item) in enumerate(entries, 1):

@@ -90,10 +90,10 @@ def test_an_index_made_before_embeds_model_written_notes_again(mem):
     with AgentMemory(mem.path, embedder="fake") as plain_mem:
         plain = plain_mem.add("Lunch is at noon on Fridays.")
     index = internals(mem).index
-    assert index.pending_embeddings() == []
+    assert index.notes.unembedded() == []
     m007_own_words_vectors(index.db)
-    assert index.pending_embeddings() == [enriched.id]
-    assert plain.id not in index.pending_embeddings()
+    assert index.notes.unembedded() == [enriched.id]
+    assert plain.id not in index.notes.unembedded()
 
 
 def keyword_score(mem: AgentMemory, query: str) -> float | None:
