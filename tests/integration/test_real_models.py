@@ -88,9 +88,14 @@ def _stored_identity(vault) -> str | None:
 
 
 def test_default_embedder_is_the_real_one(isolated_env, tmp_path):
-    from amem_cli.config import load_settings
-
-    assert load_settings(dir=str(tmp_path)).embedder == "onnx"
+    """Asked for no embedder, amem embeds with the real MiniLM (on onnxruntime): its
+    identity in the index, and a paraphrase that shares no word with a note finds it."""
+    with AgentMemory(tmp_path / "vault", llm="none") as mem:
+        pasta = mem.add(CORPUS[0][1])
+        mem.add(CORPUS[3][1])
+        st = mem.status()
+        assert (st.embedding_model, st.embedding_dimensions) == ("sentence-transformers/all-MiniLM-L6-v2", 384)
+        assert mem.search(QUERIES[0][0], mode="semantic")[0].note.id == pasta.id
 
 
 def test_index_records_model_identity(corpus_vault):
