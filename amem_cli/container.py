@@ -29,7 +29,7 @@ from .services.notes import NoteService
 from .services.pipeline import Pipeline, PipelineSettings
 from .services.search import RetrievalSettings, SearchService
 from .services.writer import NoteWriter
-from .steps.construct import PhraseVectors, unaided_notes
+from .steps.construct import PhraseVectors, deterministic_versions
 from .vault import Vault
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ class Container:
         # follow; notes a person added get the work an added note gets (the pipeline is
         # built on this indexer, so it is asked for when a sync needs it).
         return Indexer(
-            self.vault, self.index, lambda: self.embedder, lambda: self.vectors, unaided_notes,
+            self.vault, self.index, lambda: self.embedder, lambda: self.vectors, deterministic_versions,
             sync_interval=self.settings.sync_interval, watch=self._watch,
             on_edit=self._rederive, on_new=self._queue_new,
         )

@@ -345,10 +345,10 @@ def _search(call: Call, query: str, *, since: str | None, until: str | None, flo
 
 @operation(Block)
 def block(call: Call, req: Block) -> Found:
-    from .services.context import context_of
+    from .services.block import block_of
 
     hits = _search(call, req.query, limit=req.limit, tags=req.tags, boxes=req.boxes, since=req.since, until=req.until)
-    return Found(BlockResult(**context_of(req.query, (h.note for h in hits), req.max_tokens)), hits)
+    return Found(BlockResult(**block_of(req.query, (h.note for h in hits), req.max_tokens)), hits)
 
 
 # -- bringing notes in --------------------------------------------------------------

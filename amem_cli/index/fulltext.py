@@ -24,11 +24,11 @@ class Fields(Protocol):
         """The note row's `speaker` and `stated`."""
         ...
 
-    def plain_words(self, plain: Note) -> dict[str, str]:
-        """What the full-text row takes of the note as it would be without a model."""
+    def deterministic_words(self, version: Note) -> dict[str, str]:
+        """What the full-text row takes of the note as the deterministic method makes it."""
         ...
 
-    def fulltext_row(self, note: Note, plain: dict[str, str], neighbours: list[str]) -> dict[str, str]:
+    def fulltext_row(self, note: Note, deterministic: dict[str, str], neighbours: list[str]) -> dict[str, str]:
         """{column: text} of the note's full-text row."""
         ...
 
@@ -62,12 +62,12 @@ class FullText:
         ).fetchone()
         if row is None:
             return
-        content, keywords, tags, context, created, previous, next_, metadata, plain = row
+        content, keywords, tags, context, created, previous, next_, metadata, deterministic = row
         neighbours = [r[0] for r in self.db.execute(
             "SELECT content FROM notes WHERE id IN (?, ?) ORDER BY created_utc", [previous, next_])]
         note = Note(note_id, content, keywords=json.loads(keywords), tags=json.loads(tags), context=context,
                     created_at=to_datetime(created) if created else None, metadata=json.loads(metadata))
-        columns = self.fields.fulltext_row(note, json.loads(plain) if plain else {}, neighbours)
+        columns = self.fields.fulltext_row(note, json.loads(deterministic) if deterministic else {}, neighbours)
         key = self.key(note_id)
         self.db.execute("DELETE FROM notes_fts WHERE rowid = ?", [key])
         self.db.execute(f"INSERT INTO notes_fts(rowid, id, {', '.join(columns)}) VALUES (?, ?, {', '.join('?' * len(columns))})",

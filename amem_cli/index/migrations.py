@@ -171,7 +171,7 @@ def m009_job_failures_and_times(db):
 @migrations()
 def m010_own_words(db):
     # The full-text row of a note a model wrote fields of holds the deterministic
-    # method's version of those fields (`SqliteIndex.mark_embedded`), made with its
+    # method's version of those fields (`NoteStore.mark_embedded`), made with its
     # vectors: embed those notes again so they have it.
     db.execute("ALTER TABLE notes ADD COLUMN own_words TEXT")
     db.execute(

@@ -208,13 +208,14 @@ class NoteStore:
     def embedded_count(self) -> int:
         return self.db.execute("SELECT count(*) FROM notes WHERE embedded_hash = text_hash").fetchone()[0]
 
-    def mark_embedded(self, ids: list[str], plain: Mapping[str, Note] | None = None) -> None:
-        """These notes' vectors are those of their text now. `plain`: {id: the note as
-        it would be without a model's fields}, for the notes a model wrote fields of,
-        whose full-text row takes those fields in place of the model's."""
+    def mark_embedded(self, ids: list[str], deterministic: Mapping[str, Note] | None = None) -> None:
+        """These notes' vectors are those of their text now. `deterministic`: {id: the
+        note as the deterministic method makes it}, for the notes a model wrote fields of,
+        whose full-text row takes those fields in place of the model's (kept in the
+        column `own_words`, its name from before the glossary)."""
         self.db.conn.executemany("UPDATE notes SET embedded_hash = text_hash WHERE id = ?", [(i,) for i in ids])
-        for note_id, note in (plain or {}).items():
-            words = json.dumps(self.fulltext.fields.plain_words(note), ensure_ascii=False)
+        for note_id, note in (deterministic or {}).items():
+            words = json.dumps(self.fulltext.fields.deterministic_words(note), ensure_ascii=False)
             self.db.execute("UPDATE notes SET own_words = ? WHERE id = ?", [words, note_id])
             self.fulltext.refresh(note_id)
 

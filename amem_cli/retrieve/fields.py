@@ -41,15 +41,15 @@ class SearchFields:
         return {"speaker": speaker_of(note), "stated": stated_words(note.content, note.created_at)}
 
     @staticmethod
-    def plain_words(plain: Note) -> dict[str, str]:
-        """What the full-text row takes of a note as it would be without a model
-        (`steps.construct.unaided`): its keywords, tags and context."""
-        return {"keywords": " ".join(plain.keywords), "tags": " ".join(plain.tags), "context": plain.context}
+    def deterministic_words(version: Note) -> dict[str, str]:
+        """What the full-text row takes of a note as the deterministic method makes it
+        (`steps.construct.deterministic_version`): its keywords, tags and context."""
+        return {"keywords": " ".join(version.keywords), "tags": " ".join(version.tags), "context": version.context}
 
     @staticmethod
-    def fulltext_row(note: Note, plain: dict[str, str], neighbours: list[str]) -> dict[str, str]:
-        """A note's full-text row ({column: text}), with `plain` (`plain_words`, {} until
-        the note is embedded) and the text of its sequence `neighbours` (a reply such as
+    def fulltext_row(note: Note, deterministic: dict[str, str], neighbours: list[str]) -> dict[str, str]:
+        """A note's full-text row ({column: text}), with its `deterministic_words` ({}
+        until the note is embedded) and the text of its sequence `neighbours` (a reply such as
         "Yes, last Tuesday!" is found by the words of the note it answers).
 
         The row holds what a person (or the note's own words) said; fields a model wrote
@@ -62,6 +62,6 @@ class SearchFields:
         fields = {"keywords": " ".join(note.keywords), "tags": " ".join(note.tags), "context": note.context}
         for name in note.generated:
             if name in fields:
-                fields[name] = plain.get(name, "")
+                fields[name] = deterministic.get(name, "")
         return {"content": note.content, **fields, "neighbours": "\n".join(neighbours),
                 "dates": date_words(note.created_at.date()) if note.created_at else ""}

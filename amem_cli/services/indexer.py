@@ -51,7 +51,7 @@ class Indexer:
         index: SqliteIndex,
         embedder: Callable[[], Embedder],
         vectors: Callable[[], VectorIndex],
-        unaided_notes: Callable[[list[Note], Embedder], dict[str, Note]],
+        deterministic_versions: Callable[[list[Note], Embedder], dict[str, Note]],
         sync_interval: float = 0.0,
         *,
         watch: bool = False,
@@ -69,8 +69,8 @@ class Indexer:
         self._embedder = embedder
         self._vectors = vectors
         # {id: note} as each would be without a model's fields: the pipeline's
-        # deterministic method (`steps.construct.unaided_notes`), given by the container.
-        self._unaided_notes = unaided_notes
+        # deterministic method (`steps.construct.deterministic_versions`), given by the container.
+        self._deterministic_versions = deterministic_versions
         self._vectors_seen: str | None = None  # the last vector write this process knows of
         self.problems: list[str] = []  # bad files met by sync in this run, for the caller to show (`take_problems`)
         # A long-lived process (the API) looks at the files at most this often; its own
@@ -323,16 +323,16 @@ class Indexer:
                 out[k] = vector
         return out
 
-    def _texts(self, notes: list[Note], unaided: dict[str, Note]) -> dict[str, str]:
+    def _texts(self, notes: list[Note], deterministic: dict[str, Note]) -> dict[str, str]:
         """{vector id: text} for these notes: each note's whole text and, when a model
         wrote some of its fields, the note as it would be without the model too
-        (`unaided`: {id: that note}). A model's fields only add a way to find a note: a
+        (`deterministic`: {id: that note}). A model's fields only add a way to find a note: a
         small model's vague context or broad tags must not move the note's only vector
         away from what it says."""
         out: dict[str, str] = {}
         for note in notes:
             whole = out[note.id] = note.embedding_text()
-            if note.id in unaided and (own := unaided[note.id].embedding_text()) != whole:
+            if note.id in deterministic and (own := deterministic[note.id].embedding_text()) != whole:
                 out[vector_ids(note.id)[1]] = own
         return out
 
@@ -407,14 +407,14 @@ class Indexer:
                 batch = pending[start : start + EMBED_BATCH]
                 notes = self.index.notes.get_many(batch, links=False)
                 ids = [i for i in batch if i in notes]
-                unaided = self._unaided_notes([notes[i] for i in ids], self._embedder())
-                texts = self._texts([notes[i] for i in ids], unaided)
+                deterministic = self._deterministic_versions([notes[i] for i in ids], self._embedder())
+                texts = self._texts([notes[i] for i in ids], deterministic)
                 vectors.upsert(list(texts), self._embed(list(texts.values())))
                 # A note whose fields a person has taken over keeps one vector.
                 vectors.delete([second for i in ids if (second := vector_ids(i)[1]) not in texts])
                 self._wrote_vectors()
                 with self.index.transaction():
-                    self.index.notes.mark_embedded(ids, unaided)
+                    self.index.notes.mark_embedded(ids, deterministic)
                 done += len(ids)
                 if progress:
                     progress(done, len(pending))

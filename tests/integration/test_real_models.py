@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from amem_cli import AgentMemory
 from amem_cli.cli.app import app
 from amem_cli.errors import IndexMismatchError
-from amem_cli.index.vectors import OWN_WORDS
+from amem_cli.index.vectors import DETERMINISTIC_VECTOR
 
 pytestmark = pytest.mark.integration
 
@@ -104,7 +104,7 @@ def test_index_records_model_identity(corpus_vault):
     assert internals(mem).embedder.identity == IDENTITY
     assert mem.status().embedded == len(CORPUS)
     # A note the model wrote fields of has a second vector, of the note without them.
-    second = {i + OWN_WORDS for i in ids.values() if mem.get(i).generated}
+    second = {i + DETERMINISTIC_VECTOR for i in ids.values() if mem.get(i).generated}
     assert set(internals(mem).vectors.ids()) == set(ids.values()) | second
     st = mem.status()
     assert (st.embedding_model, st.embedding_dimensions) == ("sentence-transformers/all-MiniLM-L6-v2", 384)

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from amem_cli.index.vectors import OWN_WORDS
+from amem_cli.index.vectors import DETERMINISTIC_VECTOR
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.models import Note
 from conftest import index_rows, internals
@@ -122,12 +122,12 @@ def test_a_second_vector_belongs_to_its_note_and_an_orphaned_one_goes(three):
     c = internals(three)
     write(three, Note("d", "Delta about dates", context="A fruit.", metadata={"amem_generated": ["context"]}))
     settle(three)
-    assert sorted(c.vectors.ids()) == ["a", "b", "c", "d", "d" + OWN_WORDS]
+    assert sorted(c.vectors.ids()) == ["a", "b", "c", "d", "d" + DETERMINISTIC_VECTOR]
     assert three.doctor().ok
-    c.vectors.upsert(["ghost" + OWN_WORDS], c.embedder.embed(["ghost"]))
+    c.vectors.upsert(["ghost" + DETERMINISTIC_VECTOR], c.embedder.embed(["ghost"]))
     c.indexer._wrote_vectors()
     fixed_and_consistent(three, "orphaned_vector")
-    assert sorted(c.vectors.ids()) == ["a", "b", "c", "d", "d" + OWN_WORDS]
+    assert sorted(c.vectors.ids()) == ["a", "b", "c", "d", "d" + DETERMINISTIC_VECTOR]
 
 
 def test_full_text_row_missing(three):

@@ -9,7 +9,7 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.embed.fake import HashEmbedder
 from amem_cli.index.migrations import m007_own_words_vectors
-from amem_cli.index.vectors import OWN_WORDS
+from amem_cli.index.vectors import DETERMINISTIC_VECTOR
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.steps.construct import cosine
@@ -43,7 +43,7 @@ def test_a_models_fields_never_take_a_note_further_from_its_own_words(vault, tmp
     with AgentMemory(vault, embedder="fake", llm=vague_model()) as mem:
         note = mem.add(PAINTING)
         assert note.generated == ["keywords", "tags", "context"]
-        assert stored(mem) == {note.id, note.id + OWN_WORDS}
+        assert stored(mem) == {note.id, note.id + DETERMINISTIC_VECTOR}
         hit = mem.search(query, top_k=1, mode="semantic")[0]
         whole = internals(mem).vectors.vectors_of([note.id])[note.id]
         # The vector of the model's fields alone is further away; the note's score is not.
@@ -71,7 +71,7 @@ def test_a_note_without_model_fields_has_one_vector(vault):
 def test_both_vectors_go_with_the_note(mem):
     note, other = mem.add(PAINTING), mem.add("Caroline went to a support group on Tuesday.")
     mem.delete(note.id)
-    assert stored(mem) == {other.id, other.id + OWN_WORDS}
+    assert stored(mem) == {other.id, other.id + DETERMINISTIC_VECTOR}
 
 
 def test_a_person_who_takes_the_fields_over_leaves_one_vector(mem):
