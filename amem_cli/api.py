@@ -14,14 +14,16 @@ from .config import Settings, load_settings
 from .llm.base import LLM
 from .models import Note, SearchHit, SyncReport
 from .operations import Facade
-from .services.context import build_context
+from .services.block import render_block
 from .services.notes import new_note
-from .wire import (
-    Add, AddMany, AddNote, Block, Consolidate, ConsolidateResult, Doctor, DoctorReport, Evolve, EvolveResult,
-    ForgetExpired, History, Import, ImportReport, ListNotes, Process, Queue, QueueResult, Reindex, ReindexResult, Remove,
-    Revision, Search, Show, Status, Suggestion, Supersede, SupersedeResult, SupersedeSuggestions, Sync, Undo,
-    VaultStatus,
+from .wire.intake import Import, ImportReport
+from .wire.current import (
+    Consolidate, ConsolidateResult, ForgetExpired, Suggestion, Supersede, SupersedeResult, SupersedeSuggestions,
 )
+from .wire.editing import AddMany, AddNote, Evolve, EvolveResult, History, Remove, Revision, Undo
+from .wire.notes import Add, Block, ListNotes, Search, Show
+from .wire.queue import Process, Queue, QueueResult
+from .wire.vault import Doctor, DoctorReport, Reindex, ReindexResult, Status, Sync, VaultStatus
 
 
 class UntrustedVaultWarning(UserWarning):
@@ -235,7 +237,7 @@ class AgentMemory:
         the old name of `limit`. A note that replaced another says "(replaces ID of
         DATE)"; the one it replaced is left out unless `history`. `as_of`: as things stood then."""
         if not isinstance(query, str):
-            return build_context(query, max_tokens)
+            return render_block(query, max_tokens)
         return self._facade.run(Block(query, max_tokens=max_tokens, limit=limit if top_k is None else top_k,
                                       as_of=_text(as_of), history=history, include_expired=include_expired)).block.context
 

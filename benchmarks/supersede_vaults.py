@@ -31,7 +31,7 @@ def find_supersessions(memory) -> int:
     from amem_cli.steps.supersede import SUPERSEDES
 
     c = services(memory)
-    notes = c.index.list_notes(newest_first=False)
+    notes = c.index.notes.list(newest_first=False)
     found = c.supersessions.detect(notes)
     return sum(1 for verdicts in found.values() for v in verdicts.values() if v.decision == SUPERSEDES)
 

@@ -10,7 +10,7 @@ the others' dates (`metadata.amem_occurrences`, a revision); the others go to th
 
 from __future__ import annotations
 
-from ..index.sqlite import speaker_of
+from ..retrieve.fields import speaker_of
 from ..models import OCCURRENCES, Note
 from ..steps.supersede import NO, judge
 from ..timeutil import to_datetime, to_utc
@@ -28,7 +28,7 @@ def consolidate(service: NoteService, *, dry_run: bool) -> list[dict]:
     oldest first."""
     service.indexer.sync()
     service.indexer.flush_vectors()
-    notes = {n.id: n for n in service.index.list_notes(newest_first=False) if n.extra.get("pinned") is not True}
+    notes = {n.id: n for n in service.index.notes.list(newest_first=False) if n.extra.get("pinned") is not True}
     groups = _groups(service, notes)
     out = []
     for group in groups:

@@ -69,8 +69,8 @@ class Supersessions:
         superseded. (Later notes are read and passed over: a note added to a vault that
         holds later ones, by an import of old chats, gets its candidates among the older.)"""
         words = keywords(changing_words(note.content))[:QUERY_WORDS]
-        ranked = [i for i, _ in self.index.fts_search(words, 4 * (CANDIDATES + 1))]
-        found = self.index.get_many(dict.fromkeys([*ranked, *note.links]), links=False)  # their text and dates
+        ranked = [i for i, _ in self.index.fulltext.search(words, 4 * (CANDIDATES + 1))]
+        found = self.index.notes.get_many(dict.fromkeys([*ranked, *note.links]), links=False)  # their text and dates
         done = set(note.supersedes)
         older = [i for i in found if i != note.id and i not in done and _older(found[i], note, order)]
         best = [i for i in older if i in ranked][:CANDIDATES]
@@ -94,7 +94,7 @@ class Supersessions:
         revision; or a suggestion of it is dismissed."""
         old, new = self._pair(old_id, new_id)
         with self.index.transaction():
-            dismissed = self.index.drop_suggestion(new.id, old.id)
+            dismissed = self.index.supersessions.drop_suggestion(new.id, old.id)
         if old.id not in new.supersedes:
             if dismissed:
                 return self._result(old.id, new.id)
@@ -112,12 +112,12 @@ class Supersessions:
         return self.writer.get(old_id), self.writer.get(new_id, sync=False)
 
     def _result(self, old_id: str, new_id: str) -> dict:
-        new = self.index.get(new_id)
+        new = self.index.notes.get(new_id)
         return {"old": old_id, "new": new_id, "supersedes": old_id in new.supersedes}
 
     def _without(self, written: list[str], note_id: str) -> list[str]:
         """The links as written, less those that name `note_id`."""
-        names = self.index.resolve(written)
+        names = self.index.links.resolve(written)
         return [w for w in written if names.get(w, w) != note_id]
 
     def _record(self, new_id: str, verdicts: dict[str, Verdict], *, cause: str) -> None:
@@ -128,9 +128,9 @@ class Supersessions:
         linked = {i: v.reason for i, v in verdicts.items() if v.decision == SUPERSEDES}
         unsure = {i: v.reason for i, v in verdicts.items() if v.decision != SUPERSEDES}
         with self.index.transaction():
-            self.index.suggest(new_id, unsure)
+            self.index.supersessions.suggest(new_id, unsure)
             for old_id in linked:
-                self.index.drop_suggestion(new_id, old_id)
+                self.index.supersessions.drop_suggestion(new_id, old_id)
         if not linked:
             return
         self.indexer.sync()
@@ -139,7 +139,7 @@ class Supersessions:
         self.writer.revise_with(new_id, lambda n: replace(n, supersedes=self.pipeline.merged(n.supersedes, list(linked))),
                                 cause="supersede", model=by, redo=True, what=what)
         for old_id in linked:
-            old = self.index.get(old_id)
+            old = self.index.notes.get(old_id)
             if old is None or cause == "amem" and (old.extra.get("pinned") is True or self.pipeline.hand_edited(old_id, old)):
                 continue  # the index knows it from the newer note
             self.writer.revise_with(old_id, lambda n: replace(n, superseded_by=self.pipeline.merged(n.superseded_by, [new_id])),
@@ -150,8 +150,8 @@ class Supersessions:
         """The pairs the detector was unsure of, newest first: {"old", "new", "reason", and
         each note's date and text}; not those linked since."""
         self.indexer.sync()
-        pairs = self.index.suggestions()
-        notes = self.index.get_many({i for new, old, _ in pairs for i in (new, old)})
+        pairs = self.index.supersessions.suggestions()
+        notes = self.index.notes.get_many({i for new, old, _ in pairs for i in (new, old)})
         return [{"old": old, "new": new, "reason": why, "old_date": _iso(notes[old].created_at),
                  "new_date": _iso(notes[new].created_at), "old_content": notes[old].content,
                  "new_content": notes[new].content}
@@ -186,12 +186,12 @@ def current_first(hits: list[SearchHit], index, *, as_of: datetime | None, limit
     missing = [n for h in hits for n in chains.get(h.note.id, {}).get("superseded_by", []) if n not in by_id]
     if missing:
         welcome = allowed(missing)
-        for note in index.get_many([m for m in dict.fromkeys(missing) if m in welcome]).values():
+        for note in index.notes.get_many([m for m in dict.fromkeys(missing) if m in welcome]).values():
             older = next(h for h in hits if note.id in chains.get(h.note.id, {}).get("superseded_by", []))
             by_id[note.id] = SearchHit(note, older.score, {"replaces": {"of": older.note.id}})
         chains = _chains(index, list(by_id), as_of)
     ranked = _newer_above(sorted(by_id.values(), key=lambda h: -h.score), chains)[:limit]
-    dates = index.created({i for c in chains.values() for ids in c.values() for i in ids})
+    dates = index.notes.created({i for c in chains.values() for ids in c.values() for i in ids})
     for hit in ranked:
         chain = chains.get(hit.note.id, {})
         hit.replaces = [{"id": i, "date": _iso(dates.get(i))} for i in chain.get("supersedes", [])]
@@ -200,12 +200,12 @@ def current_first(hits: list[SearchHit], index, *, as_of: datetime | None, limit
 
 
 def _chains(index, ids: list[str], as_of: datetime | None) -> dict[str, dict[str, list[str]]]:
-    """`SqliteIndex.supersessions` of the notes, without supersessions by notes created
+    """`SupersessionStore.of` the notes, without supersessions by notes created
     after `as_of` (nor those notes)."""
-    found = index.supersessions(ids)
+    found = index.supersessions.of(ids)
     if as_of is None or not found:
         return found
-    created = index.created({i for c in found.values() for v in c.values() for i in v} | set(found))
+    created = index.notes.created({i for c in found.values() for v in c.values() for i in v} | set(found))
     late = {i for i, c in created.items() if c is not None and to_utc(c) > to_utc(as_of)}
     return {n: {k: [i for i in v if i not in late] for k, v in c.items()} for n, c in found.items() if n not in late}
 

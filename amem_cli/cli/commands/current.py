@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
-from ...wire import Consolidate, ForgetExpired, Suggestion, Supersede, SupersedeSuggestions
+from ...wire.current import Consolidate, ForgetExpired, Suggestion, Supersede, SupersedeSuggestions
 from ..app import call, command
 from ..completions import complete_ids
 from ..options import JsonOpt

@@ -1,4 +1,5 @@
-"""A prompt-ready block of notes for an agent, within a token budget.
+"""The block: a prompt-ready text of notes for an agent, within a token budget (what
+`amem context` prints; see docs/glossary.md).
 
 Stored notes are untrusted (anyone who could add a note, or a poisoned transcript, wrote
 them): the block opens with a line saying so, and every line of every note is quoted
@@ -74,15 +75,15 @@ def fit(notes: Iterable[Note | SearchHit], max_tokens: int | None = None) -> lis
     return chosen
 
 
-def context_of(query: str, items: Iterable[Note | SearchHit], max_tokens: int | None = None, *,
-               history: bool = False) -> dict:
-    """What `amem context --json` prints: the block of the notes that fit, their ids and
-    its size. Hits a later note superseded are left out unless `history`: the current
-    note says what it replaces. (A long note a later one superseded stays, marked: it says
-    other things too.)"""
+def block_of(query: str, items: Iterable[Note | SearchHit], max_tokens: int | None = None, *,
+             history: bool = False) -> dict:
+    """What `amem context --json` prints: the block of the notes that fit (its `context`
+    key, a name kept from before the glossary), their ids and its size. Hits a later note
+    superseded are left out unless `history`: the current note says what it replaces. (A
+    long note a later one superseded stays, marked: it says other things too.)"""
     current = [i for i in items if history or not _stale(i)]
     chosen = fit(current, max_tokens)
-    text = build_context(chosen)
+    text = render_block(chosen)
     ids = [i.note.id if isinstance(i, SearchHit) else i.id for i in chosen]
     return {"query": query, "context": text, "tokens": estimate_tokens(text), "notes": ids}
 
@@ -91,7 +92,7 @@ def _stale(item: Note | SearchHit) -> bool:
     return isinstance(item, SearchHit) and bool(item.replaced_by) and states_one_thing(item.note.content)
 
 
-def build_context(notes: Iterable[Note | SearchHit], max_tokens: int | None = None) -> str:
+def render_block(notes: Iterable[Note | SearchHit], max_tokens: int | None = None) -> str:
     """The preamble and the notes that fit, or "" when none does."""
     chosen = fit(notes, max_tokens)
     return "\n\n".join([PREAMBLE, *map(note_block, chosen)]) if chosen else ""
