@@ -185,25 +185,28 @@ class AgentMemory:
 
     def search(self, query: str, limit: int = 5, *, mode: str = "hybrid", tags: list[str] | None = None,
                boxes: list[str] | None = None, since: datetime | str | None = None,
-               until: datetime | str | None = None, floor: bool = False, top_k: int | None = None) -> list[SearchHit]:
+               until: datetime | str | None = None, floor: bool = False, top_k: int | None = None,
+               now: datetime | str | None = None) -> list[SearchHit]:
         """Hits best first; `floor=True` shows only those the query matched, as `amem
         search` does (else `limit` of them whenever the vault holds as many). `top_k`:
-        the old name of `limit`."""
+        the old name of `limit`. `now`: when the query is asked (default: the current
+        time); "four weeks ago" in it is read against it."""
         return self._facade.run(Search(query, limit=limit if top_k is None else top_k, mode=mode, tags=tags, boxes=boxes, since=_text(since),
-                                       until=_text(until), floor=floor))
+                                       until=_text(until), floor=floor, now=_text(now)))
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[Note]:
-        return [hit.note for hit in self.search(query, top_k)]
+    def retrieve(self, query: str, top_k: int = 5, *, now: datetime | str | None = None) -> list[Note]:
+        return [hit.note for hit in self.search(query, top_k, now=now)]
 
     def build_context(self, query: str | Iterable[Note], *, max_tokens: int | None = 2000, limit: int = 10,
-                      top_k: int | None = None) -> str:
+                      top_k: int | None = None, now: datetime | str | None = None) -> str:
         """A prompt-ready block of memories: the best `limit` notes for a query (or the
         notes given), each with its date, context, keywords and links, within `max_tokens`.
         Only notes the query matched (as `amem context`): "" when it matched none. `top_k`:
-        the old name of `limit`."""
+        the old name of `limit`. `now`: as for `search`."""
         if not isinstance(query, str):
             return build_context(query, max_tokens)
-        return self._facade.run(Block(query, max_tokens=max_tokens, limit=limit if top_k is None else top_k)).block.context
+        return self._facade.run(Block(query, max_tokens=max_tokens, limit=limit if top_k is None else top_k,
+                                      now=_text(now))).block.context
 
     def history(self, note_id: str) -> list[Revision]:
         """amem's changes to a note (evolution; fields derived again after an edit), oldest first."""

@@ -330,24 +330,29 @@ def evolve(call: Call, req: Evolve) -> EvolveResult:
 @operation(Search)
 def search(call: Call, req: Search) -> list[SearchHit]:
     return _search(call, req.query, limit=req.limit, mode=req.mode, tags=req.tags, boxes=req.boxes, since=req.since,
-                   until=req.until, floor=req.floor)
+                   until=req.until, now=req.now, floor=req.floor)
 
 
-def _search(call: Call, query: str, *, since: str | None, until: str | None, floor: bool = True, **options: Any) -> list:
+def _search(call: Call, query: str, *, since: str | None, until: str | None, now: str | None, floor: bool = True,
+            **options: Any) -> list:
     """The hits. With the floor, only those that mean something (`SearchService._floor`):
     a query of only common words then finds none, and the user is told why."""
     from .retrieve.query import unsearchable
+    from .timeutil import to_datetime
 
     if floor and (why := unsearchable(query)):
         call.warnings.append(why)
-    return call.container.search.search(query, floor=floor, since=_when(call, since), until=_when(call, until), **options)
+    asked_at = _when(call, now)  # a bad date is refused before anything is searched
+    return call.container.search.search(query, floor=floor, since=_when(call, since), until=_when(call, until), now=asked_at,
+                                        **options)
 
 
 @operation(Block)
 def block(call: Call, req: Block) -> Found:
     from .services.context import context_of
 
-    hits = _search(call, req.query, limit=req.limit, tags=req.tags, boxes=req.boxes, since=req.since, until=req.until)
+    hits = _search(call, req.query, limit=req.limit, tags=req.tags, boxes=req.boxes, since=req.since, until=req.until,
+                   now=req.now)
     return Found(BlockResult(**context_of(req.query, (h.note for h in hits), req.max_tokens)), hits)
 
 

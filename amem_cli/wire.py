@@ -462,6 +462,7 @@ class Search(Request, op="search", result=list[HitResult], starts_server=True, r
     since: str | None = None
     until: str | None = None
     floor: bool = True  # only the notes the query matched (the Python API may ask for `limit` hits regardless)
+    now: str | None = None  # when the query is asked: "four weeks ago" in it is read against it (default: now)
 
 
 class Block(Request, op="block", result=BlockResult, starts_server=True, redo=True):
@@ -474,6 +475,7 @@ class Block(Request, op="block", result=BlockResult, starts_server=True, redo=Tr
     boxes: list[str] | None = None
     since: str | None = None
     until: str | None = None
+    now: str | None = None  # as for `Search`
 
 
 # -- requests: bringing notes in -----------------------------------------------------

@@ -6,7 +6,7 @@
 Each question gets its own fresh vault: its haystack, one note a turn ("user: ..." /
 "assistant: ..."), each session added by one `add_many` call (so a session is a
 sequence), every turn dated by its session; the turn's place (session:turn) in metadata.
-The question is asked through `AgentMemory.retrieve(question, top_k=10)`,
+The question is asked through `AgentMemory.retrieve(question, top_k=10, now=its date)`,
 and plain BM25 ranks the same turns. Prints, by question type and overall, turn-level
 recall@5, recall@10, hit@10 and MRR (of the first evidence turn in the top 10), and
 session-level any@5 (is a turn of an evidence session among the top 5: the measure
@@ -118,7 +118,7 @@ def main() -> int:
             add_seconds += time.perf_counter() - start
             n_turns += len(turns)
         with AgentMemory(vault, embedder=args.embedder, **settings) as memory:
-            hits = memory.retrieve(question["question"], top_k=TOP_K)
+            hits = memory.retrieve(question["question"], top_k=TOP_K, now=date_of(question["question_date"]))
         ranked = {
             "amem hybrid": [h.metadata["turn"] for h in hits],
             "BM25": [ids[i] for i in BM25([t["text"] for t in turns]).rank(question["question"])[:TOP_K]],

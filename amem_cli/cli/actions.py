@@ -17,8 +17,8 @@ from .session import Session, read_stdin
 
 
 def search(session: Session, query: str, limit: int, mode: str, tag: list[str] | None, box: list[str] | None,
-           since: str | None, until: str | None, explain: bool, json_output: bool) -> None:
-    hits = session.call(Search(query, limit=limit, mode=mode, tags=tag, boxes=box, since=since, until=until))
+           since: str | None, until: str | None, now: str | None, explain: bool, json_output: bool) -> None:
+    hits = session.call(Search(query, limit=limit, mode=mode, tags=tag, boxes=box, since=since, until=until, now=now))
     if json_output:
         print_json(hits)
         return
@@ -44,8 +44,9 @@ def _explain(name: str, source: dict) -> str:
 
 
 def context(session: Session, query: str, max_tokens: int, limit: int, tag: list[str] | None, box: list[str] | None,
-            since: str | None, until: str | None, json_output: bool) -> None:
-    block = session.call(Block(query, max_tokens=max_tokens, limit=limit, tags=tag, boxes=box, since=since, until=until))
+            since: str | None, until: str | None, now: str | None, json_output: bool) -> None:
+    block = session.call(Block(query, max_tokens=max_tokens, limit=limit, tags=tag, boxes=box, since=since, until=until,
+                               now=now))
     if json_output:
         print_json(block)
     else:

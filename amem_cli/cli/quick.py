@@ -40,16 +40,17 @@ TAG = Option("tag", ("--tag", "-t"), TEXTS)
 BOX = Option("box", ("--box", "-b"), TEXTS)
 SINCE = Option("since", ("--since",))
 UNTIL = Option("until", ("--until",))
+NOW = Option("now", ("--now",))
 JSON = Option("json_output", ("--json",), FLAG, False)
 
 GLOBAL = tuple(Option(o.name, o.flags) if o.setting else Option(o.name, o.flags, FLAG, False) for o in GLOBAL_OPTIONS)
 
 COMMANDS = {
     "search": Command("search", (("query", True),), (
-        _limit(10), Option("mode", ("--mode",), TEXT, "hybrid"), TAG, BOX, SINCE, UNTIL,
+        _limit(10), Option("mode", ("--mode",), TEXT, "hybrid"), TAG, BOX, SINCE, UNTIL, NOW,
         Option("explain", ("--explain",), FLAG, False), JSON)),
     "context": Command("context", (("query", True),), (
-        Option("max_tokens", ("--max-tokens",), INT, 2000, min=1), _limit(10), TAG, BOX, SINCE, UNTIL, JSON)),
+        Option("max_tokens", ("--max-tokens",), INT, 2000, min=1), _limit(10), TAG, BOX, SINCE, UNTIL, NOW, JSON)),
     "add": Command("add", (("text", False),), (
         Option("keyword", ("--keyword", "-k"), TEXTS), TAG, Option("context", ("--context",)), BOX,
         Option("meta", ("--meta", "-m"), TEXTS), Option("created", ("--created",)), Option("after", ("--after",)),

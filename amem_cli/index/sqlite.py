@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 
 import sqlite_utils
@@ -517,6 +517,16 @@ class SqliteIndex:
     def stating_times(self, ids: Iterable[str]) -> set[str]:
         """Which of `ids` state a time in their text ("yesterday", "8 May 2023")."""
         return {r[0] for r in rows_in(self.db, "SELECT id FROM notes WHERE id {in} AND stated != ''", ids)}
+
+    def dated_within(self, ids: Iterable[str], spans: Iterable[tuple[date, date]]) -> set[str]:
+        """Which of `ids` were created on a day within one of the spans (first and last
+        day, both included), the day as the note's own date says it (its time zone's)."""
+        spans = list(spans)
+        if not spans:
+            return set()
+        within = " OR ".join("substr(created, 1, 10) BETWEEN ? AND ?" for _ in spans)
+        days = [d.isoformat() for span in spans for d in span]
+        return {r[0] for r in rows_in(self.db, f"SELECT id FROM notes WHERE id {{in}} AND ({within})", ids, *days)}
 
     # -- the index's own checks (for `amem doctor`) --------------------------
     def integrity_errors(self) -> list[str]:

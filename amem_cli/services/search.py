@@ -17,8 +17,10 @@ from ..models import SearchHit
 from ..retrieve import MODES
 from ..retrieve.fusion import FUSIONS
 from ..retrieve.pagerank import neighbourhood, personalised_pagerank
-from ..retrieve.query import asks_when, keywords, substring_terms, terms, unsearchable
 from ..index.sqlite import SqliteIndex
+from ..retrieve.query import asks_when, keywords, substring_terms, terms, unsearchable
+from ..time_phrases import StatedTime, named_times
+from ..timeutil import now as current_time
 from .indexer import Indexer
 
 CACHED_RESULTS = 128
@@ -35,7 +37,7 @@ class RetrievalSettings:
     graph_seeds: int = 10  # best fused hits that seed the walk
     graph_hops: int = 2
     name_boost: float = 0.6  # extra share of score for notes by a person the query names (0: the name stays in the vector)
-    time_boost: float = 0.5  # extra share of score, for a question about time, for notes that state a time
+    time_boost: float = 0.5  # extra share of score for notes of the time a question names, or stating a time it asks for
     neighbour_share: float = 0.5  # share of a hit's score its sequence neighbours inherit
     diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
     depth: int = 100  # how deep each list is read
@@ -71,10 +73,13 @@ class SearchService:
         since: datetime | None = None,
         until: datetime | None = None,
         floor: bool = False,
+        now: datetime | None = None,
     ) -> list[SearchHit]:
         """The best `limit` notes for the query, best first. `floor`: only notes the query
         matched (see `_floor`), so fewer than `limit` or none; a query of only common
-        words ("a", "what is it") then finds nothing (`unsearchable` says why)."""
+        words ("a", "what is it") then finds nothing (`unsearchable` says why). `now`:
+        when the query is asked (default: the current time); the times it names ("four
+        weeks ago", "last Tuesday") are read against it."""
         if not query or not query.strip():
             raise UsageError("the query is empty", hint="give some words to search for")
         if mode not in MODES:
@@ -86,22 +91,26 @@ class SearchService:
         self.indexer.sync()
         if mode != "keyword":
             self.indexer.flush_vectors()
+        times, topic = named_times(query, now or current_time())
         # A repeated search is answered from memory until anything is written to the index.
         # (The ranking is kept, not the notes: each caller gets notes of its own.)
-        key = (query, limit, mode, tuple(tags or ()), tuple(boxes or ()), since, until, floor, self.index.generation())
+        key = (query, limit, mode, tuple(tags or ()), tuple(boxes or ()), since, until, floor, tuple(times),
+               self.index.generation())
         if key in self._results:
             self._results.move_to_end(key)
             ranked = self._results[key]
         else:
-            ranked = self._results[key] = self._rank(query, limit, mode, tags, boxes, since, until, floor)
+            asked = Asked(query, topic if terms(topic) else query, times)
+            ranked = self._results[key] = self._rank(asked, limit, mode, tags, boxes, since, until, floor)
             if len(self._results) > CACHED_RESULTS:
                 self._results.popitem(last=False)
         notes = self.index.get_many(i for i, _, _ in ranked)
         return [SearchHit(notes[i], score, copy.deepcopy(sources)) for i, score, sources in ranked if i in notes]
 
-    def _rank(self, query, limit, mode, tags, boxes, since, until, floor) -> list[tuple[str, float, dict]]:
+    def _rank(self, asked: "Asked", limit, mode, tags, boxes, since, until, floor) -> list[tuple[str, float, dict]]:
         """The best `limit` ids, each with its fused score and what each list said of it."""
         s = self.settings
+        query = asked.query
         filters = NoteFilter(tuple(tags or ()), tuple(boxes or ()), since, until)
         allowed = self.index.ids_matching(filters) if filters else None
         depth = max(limit * 5, s.depth)
@@ -109,10 +118,10 @@ class SearchService:
 
         lists: dict[str, list[tuple[str, float]]] = {}
         named = self._named(query)
-        topic = self._topic(query, named)
+        topic = self._topic(asked.topic, named)
         vector = self._query_vector(topic) if mode != "keyword" else None
         if mode != "semantic":
-            lists["keyword"] = self.index.fts_search(keywords(query), depth, filters)
+            lists["keyword"] = self.index.fts_search(keywords(asked.topic), depth, filters)
             # The query as typed, for what words miss (a cut word, symbols, CJK). Only for
             # short queries or when the words found nothing: a long question's trigrams
             # cost ~30 ms at 10k notes, and its words find it anyway.
@@ -130,7 +139,7 @@ class SearchService:
         around = self.index.sequence_neighbours(i for i, _, _ in fused)
         if mode == "hybrid":
             fused = self._spread(fused, around, allowed)
-        ranked = self._diversify(self._boost_dated(query, self._boost_named(named, fused)), around)
+        ranked = self._diversify(self._boost_dated(asked, self._boost_named(named, fused)), around)
         return (ranked if matched is None else self._floor(ranked, matched))[:limit]
 
     def _matched(self, lists: dict[str, list[tuple[str, float]]]) -> set[str]:
@@ -240,14 +249,20 @@ class SearchService:
         boost = self.settings.name_boost
         return _boost(fused, self.index.speaker_notes(named, (i for i, _, _ in fused)), boost, "name")
 
-    def _boost_dated(self, query: str, fused: list) -> list:
-        """For a question about time ("when did ...?"), notes whose text states a time
-        ("yesterday", "last Tuesday", "8 May 2023") move up (by `time_boost` of their
-        score): the answer is the note that dates the event, not one that only mentions it."""
+    def _boost_dated(self, asked: "Asked", fused: list) -> list:
+        """Notes of the time the query names ("four weeks ago", "in May 2023") move up, by
+        `time_boost` of their score; and for a question about time ("when did ...?"),
+        notes whose text states a time ("yesterday", "last Tuesday", "8 May 2023"): the
+        answer is the note that dates the event, not one that only mentions it."""
         boost = self.settings.time_boost
-        if boost <= 0 or not asks_when(query):
+        if boost <= 0:
             return fused
-        return _boost(fused, self.index.stating_times(i for i, _, _ in fused), boost, "time")
+        ids = [i for i, _, _ in fused]
+        if asked.times:
+            fused = _boost(fused, self.index.dated_within(ids, (t.span() for t in asked.times)), boost, "dated")
+        if asks_when(asked.query):
+            fused = _boost(fused, self.index.stating_times(ids), boost, "time")
+        return fused
 
     def _diversify(self, fused: list, around: dict[str, set[str]]) -> list:
         """Adjacent turns say much the same: a note loses a share of its score for each
@@ -269,6 +284,16 @@ class SearchService:
             chosen.append((i, -neg, sources))
             taken.add(i)
         return chosen
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A query as search reads it: as typed; its topic (the query without the phrases
+    naming a time, which are searched as time, not as words); the times it names."""
+
+    query: str
+    topic: str
+    times: list[StatedTime]
 
 
 def _boost(fused: list, chosen: set[str], boost: float, reason: str) -> list:

@@ -9,7 +9,7 @@ import typer
 from .. import actions
 from ..app import command
 from ..completions import complete_modes
-from ..options import BoxOpt, JsonOpt, LimitOpt, SinceOpt, TagOpt, UntilOpt
+from ..options import BoxOpt, JsonOpt, LimitOpt, NowOpt, SinceOpt, TagOpt, UntilOpt
 
 
 @command("search", action=actions.search)
@@ -22,6 +22,7 @@ def search(
     box: BoxOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
+    now: NowOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Show each hit's rank and score in each list.")] = False,
     json_output: JsonOpt = False,
 ) -> None:
@@ -38,6 +39,7 @@ def context(
     box: BoxOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
+    now: NowOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Print a prompt-ready block of the best notes for QUERY, to paste or pipe into an agent."""
