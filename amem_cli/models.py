@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from .timeutil import to_datetime
+from .text import passages
 
 # Frontmatter keys amem owns, in the order they are written.
 NOTE_KEYS = (
@@ -120,7 +121,17 @@ class Note:
 
     def embedding_text(self) -> str:
         """What gets embedded: the content with its context, keywords and tags."""
-        parts = [self.content.strip()]
+        return self._with_fields(self.content.strip())
+
+    def embedding_texts(self) -> list[str]:
+        """What gets embedded, one vector each: the embedding text, or for a note longer
+        than an embedder reads at once, its passages (`text.passages`), the first with
+        the note's context, keywords and tags."""
+        first, *rest = passages(self.content.strip())
+        return [self._with_fields(first), *rest]
+
+    def _with_fields(self, content: str) -> str:
+        parts = [content]
         if self.context:
             parts.append(self.context.strip())
         if self.keywords:

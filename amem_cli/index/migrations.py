@@ -193,3 +193,14 @@ def m011_stated_times(db):
     for note_id, content, created in db.execute("SELECT id, content, created FROM notes").fetchall():
         if stated := stated_words(content, to_datetime(created) if created else None):
             db.execute("UPDATE notes SET stated = ? WHERE id = ?", [stated, note_id])
+
+
+@migrations()
+def m012_passages(db):
+    # A note longer than the embedder's window is embedded as passages (`Note.embedding_texts`):
+    # embed the long notes again so their later passages get vectors.
+    from ..text import passages
+
+    long = [(i,) for i, content in db.execute("SELECT id, content FROM notes").fetchall() if len(passages(content)) > 1]
+    db.conn.executemany("UPDATE notes SET embedded_hash = NULL WHERE id = ?", long)
+

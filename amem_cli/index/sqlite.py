@@ -398,6 +398,10 @@ class SqliteIndex:
         rows = self.db.execute("SELECT id FROM notes WHERE embedded_hash IS NULL OR embedded_hash != text_hash")
         return [r[0] for r in rows]
 
+    def embedded_before(self, ids: Iterable[str]) -> set[str]:
+        """Which of `ids` have had vectors made (of their text now or an earlier one)."""
+        return {r[0] for r in rows_in(self.db, "SELECT id FROM notes WHERE id {in} AND embedded_hash IS NOT NULL", ids)}
+
     def embedded_count(self) -> int:
         return self.db.execute("SELECT count(*) FROM notes WHERE embedded_hash = text_hash").fetchone()[0]
 

@@ -7,6 +7,7 @@ from typing import Protocol
 from urllib.parse import urlparse
 
 from ..errors import AmemError
+from ..text import MAX_PASSAGES
 
 
 # How many candidates Chroma's HNSW search keeps while it walks the graph. Its default
@@ -17,18 +18,25 @@ from ..errors import AmemError
 EF_SEARCH = 400
 
 
-# A note has one vector under its id, and a second one under id + OWN_WORDS when a model
-# wrote some of its fields (`Indexer._texts`). No note id holds a "#".
+# A note has one vector under its id, a second one under id + OWN_WORDS when a model
+# wrote some of its fields, and one under id + "#2", "#3"... for each passage after the
+# first of a note too long for the embedder's window (`Indexer._texts`). No note id holds a "#".
 OWN_WORDS = "#own"
 
 
-def vector_ids(note_id: str) -> list[str]:
-    """The ids a note's vectors may be stored under."""
-    return [note_id, note_id + OWN_WORDS]
+def passage_id(note_id: str, number: int) -> str:
+    """The id of the note's `number`th passage's vector (the first is the note's own)."""
+    return f"{note_id}#{number}"
+
+
+def vector_ids(note_id: str, *, passages: bool = True) -> list[str]:
+    """The ids a note's vectors may be stored under: its own, its own words', and (unless
+    not `passages`) its passages'."""
+    return [note_id, note_id + OWN_WORDS, *(passage_id(note_id, n) for n in range(2, MAX_PASSAGES + 1) if passages)]
 
 
 def note_of(vector_id: str) -> str:
-    return vector_id.removesuffix(OWN_WORDS)
+    return vector_id.partition("#")[0]
 
 
 class VectorIndex(Protocol):
