@@ -27,6 +27,12 @@ STOPWORDS = frozenset(
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
+# The roles a chat log names its turns by ("user: ...", "assistant: ..."), by side: the
+# person's, and the assistant's (an agent's, a model's).
+USER_ROLES = ("user", "human")
+ASSISTANT_ROLES = ("assistant", "ai", "bot")
+CHAT_ROLES = (*USER_ROLES, *ASSISTANT_ROLES, "system")
+
 
 def words(text: str) -> list[str]:
     """The text's word tokens, lower-cased ("rebase-squash" -> rebase, squash). Lower, not

@@ -204,3 +204,18 @@ def m012_passages(db):
     long = [(i,) for i, content in db.execute("SELECT id, content FROM notes").fetchall() if len(passages(content)) > 1]
     db.conn.executemany("UPDATE notes SET embedded_hash = NULL WHERE id = ?", long)
 
+
+@migrations()
+def m013_chat_roles(db):
+    # A chat turn's role ("user: ...", or `role` in its metadata) is its speaker: a
+    # question asks about one side of a chat (`retrieve.query.side_asked`).
+    import json
+
+    from ..models import Note
+    from .sqlite import speaker_of  # here: sqlite.py imports this module
+
+    rows = db.execute("SELECT id, content, metadata, speaker FROM notes").fetchall()
+    changed = [(new, i) for i, content, meta, old in rows
+               if (new := speaker_of(Note(i, content, metadata=json.loads(meta)))) != old]
+    db.conn.executemany("UPDATE notes SET speaker = ? WHERE id = ?", changed)
+

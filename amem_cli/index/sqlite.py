@@ -18,6 +18,7 @@ import sqlite_utils
 
 from .. import links as link_names
 from ..models import Note
+from ..text import CHAT_ROLES
 from ..time_phrases import stated_words
 from ..timeutil import date_words, to_datetime, utc_key
 from ..vault import FileStat, content_hash
@@ -669,8 +670,10 @@ FTS_TABLES = ("notes_fts", "notes_trigram")  # the full-text tables: words, and 
 # bm25 column weights: content, keywords, tags, context, neighbours, dates.
 FTS_WEIGHTS = "1.0, 0.8, 0.5, 0.6, 0.5, 0.5"
 
-# "Name: text" or "First Last: text" at the start of a note: who said it.
+# "Name: text" or "First Last: text" at the start of a note: who said it; or a chat log's
+# role, as transcripts write it ("user: text").
 _SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
+_ROLE = re.compile(rf"^({'|'.join(CHAT_ROLES)}):\s", re.IGNORECASE)
 
 
 def job_total(path: Path) -> int | None:
@@ -688,11 +691,14 @@ def job_total(path: Path) -> int | None:
 
 
 def speaker_of(note: Note) -> str | None:
-    """Who said or wrote a note: `speaker` in its metadata, else a leading "Name:"."""
-    given = note.metadata.get("speaker")
-    if isinstance(given, str) and given.strip():
-        return given.strip()
-    m = _SPEAKER.match(note.content.lstrip())  # a hand-written file may open with a blank line
+    """Who said or wrote a note: `speaker` (or a chat's `role`) in its metadata, else a
+    leading "Name:" or role ("user:")."""
+    for key in ("speaker", "role"):
+        given = note.metadata.get(key)
+        if isinstance(given, str) and given.strip():
+            return given.strip()
+    text = note.content.lstrip()  # a hand-written file may open with a blank line
+    m = _SPEAKER.match(text) or _ROLE.match(text)
     return m.group(1) if m else None
 
 

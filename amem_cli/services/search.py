@@ -18,7 +18,8 @@ from ..retrieve import MODES
 from ..retrieve.fusion import FUSIONS
 from ..retrieve.pagerank import neighbourhood, personalised_pagerank
 from ..index.sqlite import SqliteIndex
-from ..retrieve.query import asks_when, keywords, substring_terms, terms, unsearchable
+from ..retrieve.query import asks_when, keywords, side_asked, substring_terms, terms, unsearchable
+from ..text import ASSISTANT_ROLES, USER_ROLES
 from ..time_phrases import StatedTime, named_times
 from ..timeutil import now as current_time
 from .indexer import Indexer
@@ -168,14 +169,19 @@ class SearchService:
         return [t for t in strong if t[0] in matched or linked.get(t[0], set()) & matched]
 
     def _named(self, query: str) -> list[str]:
-        """The speakers the query names, when the name boost is on (else none)."""
+        """The speakers the query names, when the name boost is on (else none): by name,
+        or in a chat by role, the side it asks about ("what did you recommend?": the
+        assistant's; "what did I buy?": the user's; `side_asked`)."""
         if self.settings.name_boost <= 0:
             return []
         generation = self.index.generation()
         if self._speakers[0] != generation:
             self._speakers = (generation, self.index.speakers())
         speakers = self._speakers[1]
-        return [speakers[w] for w in terms(query) if w in speakers]
+        named = [speakers[w] for w in terms(query) if w in speakers]
+        side = side_asked(query)
+        roles = USER_ROLES if side == "user" else ASSISTANT_ROLES if side == "assistant" else ()
+        return list(dict.fromkeys([*named, *(speakers[r] for r in roles if r in speakers)]))
 
     @staticmethod
     def _topic(query: str, named: list[str]) -> str:
