@@ -226,7 +226,7 @@ class SqliteIndex:
         key = self._fts_key(note_id)
         db.execute("DELETE FROM notes_fts WHERE rowid = ?", [key])
         db.execute(
-            "INSERT INTO notes_fts(rowid, id, content, keywords, tags, context, neighbours, dates) VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT INTO notes_fts(rowid, id, content, keywords, tags, context, dates) VALUES (?,?,?,?,?,?,?)",
             [
                 key,
                 note_id,
@@ -234,10 +234,11 @@ class SqliteIndex:
                 fields["keywords"],
                 fields["tags"],
                 fields["context"],
-                "\n".join(neighbours),
                 date_words(to_datetime(created).date()) if created else "",
             ],
         )
+        db.execute("DELETE FROM notes_near WHERE rowid = ?", [key])
+        db.execute("INSERT INTO notes_near(rowid, id, neighbours) VALUES (?,?,?)", [key, note_id, "\n".join(neighbours)])
 
     def _fts_key(self, note_id: str) -> int:
         """The note's fixed rowid in the full-text tables (made on first use)."""
@@ -254,8 +255,8 @@ class SqliteIndex:
         forget_links(db, note_id)
         key = db.execute("SELECT key FROM fts_keys WHERE id = ?", [note_id]).fetchone()
         if key:
-            db.execute("DELETE FROM notes_fts WHERE rowid = ?", key)
-            db.execute("DELETE FROM notes_trigram WHERE rowid = ?", key)
+            for table in FTS_TABLES:
+                db.execute(f"DELETE FROM {table} WHERE rowid = ?", key)
             db.execute("DELETE FROM fts_keys WHERE id = ?", [note_id])
         db.execute("DELETE FROM notes WHERE id = ?", [note_id])
         self._deleted = True
@@ -438,20 +439,26 @@ class SqliteIndex:
 
     # -- full text --------------------------------------------------------
     def fts_search(self, words: list[str], limit: int, filters: NoteFilter = NoteFilter()) -> list[tuple[str, float]]:
-        """BM25 over a note's content, keywords, tags, context, its neighbours' text and its
-        date, the note's own text weighing most. Every word is quoted, so no user text can
-        change the query's meaning; notes matching more and rarer words rank higher."""
+        """BM25 over a note's content, keywords, tags, context and date (the note's own
+        text weighing most), plus NEAR_WEIGHT of BM25 over its neighbours' text. Every
+        word is quoted, so no user text can change the query's meaning; notes matching
+        more and rarer words rank higher.
+
+        The neighbours' text has a table of its own: FTS5's BM25 measures a row's length
+        over all its columns, so in the note's own row a reply's two long neighbours made
+        a short note long (LongMemEval: the keyword list alone found 0.34 of the evidence,
+        plain BM25 0.71)."""
         match = " OR ".join(_phrase(w) for w in words if w)
         if not match:
             return []
         where, params = _where(filters)
-        extra = f"AND notes_fts.id IN (SELECT notes.id FROM notes {where})" if where else ""
-        sql = (
-            f"SELECT id, bm25(notes_fts, 0, {FTS_WEIGHTS}) AS score FROM notes_fts "
-            f"WHERE notes_fts MATCH ? {extra} ORDER BY score LIMIT ?"
-        )
-        rows = self.db.execute(sql, [match, *params, limit]).fetchall()
-        return [(r[0], -float(r[1])) for r in rows]
+        scores: dict[str, float] = {}
+        for table, weights, share in (("notes_fts", FTS_WEIGHTS, 1.0), ("notes_near", "1.0", NEAR_WEIGHT)):
+            extra = f"AND {table}.id IN (SELECT notes.id FROM notes {where})" if where else ""
+            sql = f"SELECT id, bm25({table}, 0, {weights}) AS score FROM {table} WHERE {table} MATCH ? {extra} ORDER BY score LIMIT ?"
+            for note_id, score in self.db.execute(sql, [match, *params, limit]).fetchall():
+                scores[note_id] = scores.get(note_id, 0.0) - share * float(score)
+        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
 
     def uncommon(self, words: list[str], most: int) -> list[str]:
         """The words found in at most `most` notes. Counting stops at most + 1, so a word
@@ -659,16 +666,18 @@ class SqliteIndex:
     def reset(self) -> None:
         """Forget everything indexed (the files stay; the revision log too)."""
         with self.transaction():
-            for table in ("note_keywords", "note_tags", "note_boxes", "links", "note_names", "notes_fts", "notes_trigram",
+            for table in ("note_keywords", "note_tags", "note_boxes", "links", "note_names", *FTS_TABLES,
                           "fts_keys", "notes", "files"):
                 self.db.execute(f"DELETE FROM {table}")
             self._deleted = True
 
 
-FTS_TABLES = ("notes_fts", "notes_trigram")  # the full-text tables: words, and trigrams for substrings
+# The full-text tables: a note's own words, its neighbours' words, trigrams for substrings.
+FTS_TABLES = ("notes_fts", "notes_near", "notes_trigram")
 
-# bm25 column weights: content, keywords, tags, context, neighbours, dates.
-FTS_WEIGHTS = "1.0, 0.8, 0.5, 0.6, 0.5, 0.5"
+# bm25 column weights: content, keywords, tags, context, dates.
+FTS_WEIGHTS = "1.0, 0.8, 0.5, 0.6, 0.5"
+NEAR_WEIGHT = 0.5  # of the neighbours' text, against the note's own content
 
 # "Name: text" or "First Last: text" at the start of a note: who said it; or a chat log's
 # role, as transcripts write it ("user: text").

@@ -12,6 +12,7 @@ import pytest
 from amem_cli import AgentMemory, Note, NoteBuilder
 from amem_cli.errors import AmemError, NotFoundError, UsageError
 from amem_cli.markdown import parse_note, render_note
+from amem_cli.index import sqlite
 from amem_cli.services.context import PREAMBLE, estimate_tokens, note_block
 from amem_cli.services.search import MODES, SearchService
 from conftest import index_rows, isolate
@@ -225,7 +226,7 @@ def test_reply_is_found_by_its_neighbours_words(memory):
     )
     hits = memory.search("pottery workshop", top_k=10, mode="keyword")
     assert ids(hits) == [question.id, reply.id]  # its own words weigh more than its neighbour's
-    assert index_rows(memory.path, "SELECT neighbours FROM notes_fts WHERE id = ?", reply.id) == [(question.content,)]
+    assert index_rows(memory.path, "SELECT neighbours FROM notes_near WHERE id = ?", reply.id) == [(question.content,)]
     # The same search without the neighbour's words would not find the reply at all.
     assert "pottery" not in reply.content.lower() and "workshop" not in reply.content.lower()
 
@@ -255,10 +256,12 @@ def run_and_standalone(memory, vault):
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
-def test_diversity_keeps_a_run_of_adjacent_notes_from_filling_the_top(run_and_standalone, vault, memory, mode):
+def test_diversity_keeps_a_run_of_adjacent_notes_from_filling_the_top(run_and_standalone, vault, memory, mode, monkeypatch):
     run, alone = run_and_standalone
     query = "pottery workshop glaze"
-    # Diversity alone: the neighbour share (which lifts a run, each note by its neighbours) off.
+    # Diversity alone: what lifts a run, each note by its neighbours, off (the neighbour
+    # share, and the neighbours' words in the keyword list).
+    monkeypatch.setattr(sqlite, "NEAR_WEIGHT", 0.0)
     with AgentMemory(vault, embedder="fake", neighbour_share=0.0) as diverse:
         default = ids(diverse.search(query, top_k=3, mode=mode))
         top5 = set(ids(diverse.search(query, top_k=5, mode=mode)))
