@@ -32,12 +32,19 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 USER_ROLES = ("user", "human")
 ASSISTANT_ROLES = ("assistant", "ai", "bot")
 CHAT_ROLES = (*USER_ROLES, *ASSISTANT_ROLES, "system")
+_ROLE = re.compile(rf"^({'|'.join(CHAT_ROLES)}):\s", re.IGNORECASE)
 
 
 def words(text: str) -> list[str]:
     """The text's word tokens, lower-cased ("rebase-squash" -> rebase, squash). Lower, not
     casefold: the full-text index folds case the same way ("straße" stays "straße")."""
     return _WORD.findall(text.lower())
+
+
+def chat_role(text: str) -> str | None:
+    """The role a chat log's turn opens with ("user: ...", "Assistant: ..."), as written."""
+    m = _ROLE.match(text.lstrip())
+    return m.group(1) if m else None
 
 
 def is_stopword(word: str) -> bool:

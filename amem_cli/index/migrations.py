@@ -145,7 +145,8 @@ def m008_link_names(db):
         "CREATE INDEX note_names_note ON note_names(note_id)",
     ):
         db.execute(sql)
-    from .sqlite import NOTE_COLS, index_links, note_from_row  # here: sqlite.py imports this module
+    from .links import index_links  # here: the stores import this module (through `connection`)
+    from .notes import NOTE_COLS, note_from_row
 
     for row in db.execute(f"SELECT path, {NOTE_COLS} FROM notes").fetchall():
         index_links(db, note_from_row(row[1:]), row[0])
@@ -170,7 +171,7 @@ def m009_job_failures_and_times(db):
 @migrations()
 def m010_own_words(db):
     # The full-text row of a note a model wrote fields of holds the deterministic
-    # method's version of those fields (`SqliteIndex.mark_embedded`), made with its
+    # method's version of those fields (`NoteStore.mark_embedded`), made with its
     # vectors: embed those notes again so they have it.
     db.execute("ALTER TABLE notes ADD COLUMN own_words TEXT")
     db.execute(
@@ -207,23 +208,27 @@ def m012_passages(db):
 
 @migrations()
 def m013_chat_roles(db):
-    # A chat turn's role ("user: ...", or `role` in its metadata) is its speaker: a
-    # question asks about one side of a chat (`retrieve.query.side_asked`).
+    # A chat turn's role ("user: ...", or `role` in its metadata) is its speaker, where
+    # nothing else named one (`retrieve.fields.speaker_of`): a question asks about one
+    # side of a chat (`retrieve.query.side_asked`).
     import json
 
-    from ..models import Note
-    from .sqlite import speaker_of  # here: sqlite.py imports this module
+    from ..text import chat_role
 
-    rows = db.execute("SELECT id, content, metadata, speaker FROM notes").fetchall()
-    changed = [(new, i) for i, content, meta, old in rows
-               if (new := speaker_of(Note(i, content, metadata=json.loads(meta)))) != old]
-    db.conn.executemany("UPDATE notes SET speaker = ? WHERE id = ?", changed)
+    rows = db.execute("SELECT id, content, metadata FROM notes WHERE speaker IS NULL").fetchall()
+    found = []
+    for note_id, content, metadata in rows:
+        role = json.loads(metadata or "{}").get("role")
+        role = role.strip() if isinstance(role, str) and role.strip() else chat_role(content)
+        if role:
+            found.append((role, note_id))
+    db.conn.executemany("UPDATE notes SET speaker = ? WHERE id = ?", found)
 
 
 @migrations()
 def m014_neighbours_apart(db):
     # The neighbours' text leaves a note's own full-text row for a table of its own
-    # (`SqliteIndex.fts_search`): FTS5 measures a row's length over all its columns.
+    # (`FullText.search`): FTS5 measures a row's length over all its columns.
     db.executescript(
         """
         CREATE VIRTUAL TABLE notes_near USING fts5(

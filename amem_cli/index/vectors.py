@@ -18,10 +18,11 @@ from ..text import MAX_PASSAGES
 EF_SEARCH = 400
 
 
-# A note has one vector under its id, a second one under id + OWN_WORDS when a model
-# wrote some of its fields, and one under id + "#2", "#3"... for each passage after the
-# first of a note too long for the embedder's window (`Indexer._texts`). No note id holds a "#".
-OWN_WORDS = "#own"
+# A note has one vector under its id, a second one under id + DETERMINISTIC_VECTOR when a
+# model wrote some of its fields, and one under id + "#2", "#3"... for each passage after
+# the first of a note too long for the embedder's window (`Indexer._texts`). No note id
+# holds a "#".
+DETERMINISTIC_VECTOR = "#own"  # (the suffix's first name: "own words")
 
 
 def passage_id(note_id: str, number: int) -> str:
@@ -30,9 +31,9 @@ def passage_id(note_id: str, number: int) -> str:
 
 
 def vector_ids(note_id: str, *, passages: bool = True) -> list[str]:
-    """The ids a note's vectors may be stored under: its own, its own words', and (unless
-    not `passages`) its passages'."""
-    return [note_id, note_id + OWN_WORDS, *(passage_id(note_id, n) for n in range(2, MAX_PASSAGES + 1) if passages)]
+    """The ids a note's vectors may be stored under: its own, its deterministic one, and
+    (unless not `passages`) its passages'."""
+    return [note_id, note_id + DETERMINISTIC_VECTOR, *(passage_id(note_id, n) for n in range(2, MAX_PASSAGES + 1) if passages)]
 
 
 def note_of(vector_id: str) -> str:

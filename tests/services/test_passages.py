@@ -7,6 +7,7 @@ import sqlite3
 
 from amem_cli import AgentMemory
 from amem_cli.index.sqlite import SqliteIndex
+from amem_cli.retrieve.fields import SearchFields
 from amem_cli.models import Note
 from amem_cli.text import MAX_PASSAGES, PASSAGE_WORDS, passages
 
@@ -77,8 +78,8 @@ def test_long_notes_indexed_before_passages_are_embedded_again(memory):
     db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm012_passages'")
     db.commit()
     db.close()
-    index = SqliteIndex(path)
+    index = SqliteIndex(path, SearchFields())
     try:
-        assert index.pending_embeddings() == [big.id]
+        assert index.notes.unembedded() == [big.id]
     finally:
         index.close()

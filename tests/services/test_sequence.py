@@ -12,8 +12,8 @@ import pytest
 from amem_cli import AgentMemory, Note, NoteBuilder
 from amem_cli.errors import AmemError, NotFoundError, UsageError
 from amem_cli.markdown import parse_note, render_note
-from amem_cli.index import sqlite
-from amem_cli.services.context import PREAMBLE, estimate_tokens, note_block
+from amem_cli.retrieve.fields import SearchFields
+from amem_cli.services.block import PREAMBLE, estimate_tokens, note_block
 from amem_cli.services.search import MODES, SearchService
 from conftest import index_rows, isolate
 
@@ -261,7 +261,7 @@ def test_diversity_keeps_a_run_of_adjacent_notes_from_filling_the_top(run_and_st
     query = "pottery workshop glaze"
     # Diversity alone: what lifts a run, each note by its neighbours, off (the neighbour
     # share, and the neighbours' words in the keyword list).
-    monkeypatch.setattr(sqlite, "NEAR_WEIGHT", 0.0)
+    monkeypatch.setattr(SearchFields, "near_weight", 0.0)
     with AgentMemory(vault, embedder="fake", neighbour_share=0.0) as diverse:
         default = ids(diverse.search(query, top_k=3, mode=mode))
         top5 = set(ids(diverse.search(query, top_k=5, mode=mode)))
