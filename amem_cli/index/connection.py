@@ -13,8 +13,7 @@ import sqlite_utils
 from .migrations import migrations
 
 IN_CHUNK = 400  # values in one `IN (...)` list of `rows_in` (a statement may hold two)
-# The full-text tables: a note's own words, its neighbours' words, trigrams for substrings.
-FTS_TABLES = ("notes_fts", "notes_near", "notes_trigram")
+FTS_TABLES = ("notes_fts", "notes_trigram")  # the full-text tables: words, and trigrams for substrings
 
 
 class Connection:

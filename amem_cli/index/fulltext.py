@@ -19,7 +19,6 @@ class Fields(Protocol):
     the index stores what they make, it does not decide it."""
 
     weights: tuple[float, ...]  # bm25 weights of the full-text row's columns
-    near_weight: float  # of BM25 over the neighbours' row, added to the note's own
 
     def features(self, note: Note) -> dict[str, str | None]:
         """The note row's `speaker` and `stated`."""
@@ -29,7 +28,7 @@ class Fields(Protocol):
         """What the full-text row takes of the note as the deterministic method makes it."""
         ...
 
-    def fulltext_row(self, note: Note, deterministic: dict[str, str]) -> dict[str, str]:
+    def fulltext_row(self, note: Note, deterministic: dict[str, str], neighbours: list[str]) -> dict[str, str]:
         """{column: text} of the note's full-text row."""
         ...
 
@@ -68,13 +67,11 @@ class FullText:
             "SELECT content FROM notes WHERE id IN (?, ?) ORDER BY created_utc", [previous, next_])]
         note = Note(note_id, content, keywords=json.loads(keywords), tags=json.loads(tags), context=context,
                     created_at=to_datetime(created) if created else None, metadata=json.loads(metadata))
-        columns = self.fields.fulltext_row(note, json.loads(deterministic) if deterministic else {})
+        columns = self.fields.fulltext_row(note, json.loads(deterministic) if deterministic else {}, neighbours)
         key = self.key(note_id)
         self.db.execute("DELETE FROM notes_fts WHERE rowid = ?", [key])
         self.db.execute(f"INSERT INTO notes_fts(rowid, id, {', '.join(columns)}) VALUES (?, ?, {', '.join('?' * len(columns))})",
                         [key, note_id, *columns.values()])
-        self.db.execute("DELETE FROM notes_near WHERE rowid = ?", [key])
-        self.db.execute("INSERT INTO notes_near(rowid, id, neighbours) VALUES (?, ?, ?)", [key, note_id, "\n".join(neighbours)])
 
     def drop(self, note_id: str) -> None:
         """The note's rows go (its words with them, once the transaction's commit merges)."""
@@ -85,22 +82,20 @@ class FullText:
             self.db.execute("DELETE FROM fts_keys WHERE id = ?", [note_id])
 
     def search(self, words: list[str], limit: int, filters: NoteFilter = NoteFilter()) -> list[tuple[str, float]]:
-        """BM25 over a note's columns (`Fields.weights`), plus `Fields.near_weight` of
-        BM25 over its neighbours' text. Every word is quoted, so no user text can change
-        the query's meaning; notes matching more and rarer words rank higher."""
+        """BM25 over a note's columns (`Fields.weights`). Every word is quoted, so no
+        user text can change the query's meaning; notes matching more and rarer words
+        rank higher."""
         match = " OR ".join(phrase(w) for w in words if w)
         if not match:
             return []
         clause, params = filters.where()
-        scores: dict[str, float] = {}
-        for table, weights, share in (("notes_fts", self._weights, 1.0), ("notes_near", "1.0", self.fields.near_weight)):
-            if share <= 0:
-                continue
-            extra = f"AND {table}.id IN (SELECT notes.id FROM notes {clause})" if clause else ""
-            sql = f"SELECT id, bm25({table}, 0, {weights}) AS score FROM {table} WHERE {table} MATCH ? {extra} ORDER BY score LIMIT ?"
-            for note_id, score in self.db.execute(sql, [match, *params, limit]).fetchall():
-                scores[note_id] = scores.get(note_id, 0.0) - share * float(score)
-        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        extra = f"AND notes_fts.id IN (SELECT notes.id FROM notes {clause})" if clause else ""
+        sql = (
+            f"SELECT id, bm25(notes_fts, 0, {self._weights}) AS score FROM notes_fts "
+            f"WHERE notes_fts MATCH ? {extra} ORDER BY score LIMIT ?"
+        )
+        rows = self.db.execute(sql, [match, *params, limit]).fetchall()
+        return [(r[0], -float(r[1])) for r in rows]
 
     def uncommon(self, words: list[str], most: int) -> list[str]:
         """The words found in at most `most` notes. Counting stops at most + 1, so a word

@@ -224,23 +224,3 @@ def m013_chat_roles(db):
             found.append((role, note_id))
     db.conn.executemany("UPDATE notes SET speaker = ? WHERE id = ?", found)
 
-
-@migrations()
-def m014_neighbours_apart(db):
-    # The neighbours' text leaves a note's own full-text row for a table of its own
-    # (`FullText.search`): FTS5 measures a row's length over all its columns.
-    db.executescript(
-        """
-        CREATE VIRTUAL TABLE notes_near USING fts5(
-            id UNINDEXED, neighbours, tokenize = 'porter unicode61 remove_diacritics 2'
-        );
-        INSERT INTO notes_near(rowid, id, neighbours) SELECT rowid, id, neighbours FROM notes_fts;
-        CREATE VIRTUAL TABLE notes_own USING fts5(
-            id UNINDEXED, content, keywords, tags, context, dates, tokenize = 'porter unicode61 remove_diacritics 2'
-        );
-        INSERT INTO notes_own(rowid, id, content, keywords, tags, context, dates)
-            SELECT rowid, id, content, keywords, tags, context, dates FROM notes_fts;
-        DROP TABLE notes_fts;
-        ALTER TABLE notes_own RENAME TO notes_fts;
-        """
-    )

@@ -18,14 +18,8 @@ from ..timeutil import date_words
 _SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
 
 # The full-text row's columns and their bm25 weights: the note's own text weighs most.
-FULLTEXT_COLUMNS = ("content", "keywords", "tags", "context", "dates")
-FULLTEXT_WEIGHTS = (1.0, 0.8, 0.5, 0.6, 0.5)
-# The sequence neighbours' text has a row of its own (`notes_near`): FTS5's BM25 measures
-# a row's length over all its columns, so in the note's own row a reply's two long
-# neighbours made a short note long (LongMemEval: the keyword list alone found 0.34 of
-# the evidence, plain BM25 0.71). A note's keyword score is BM25 over its own row plus
-# this share of BM25 over its neighbours' row.
-NEAR_WEIGHT = 0.5
+FULLTEXT_COLUMNS = ("content", "keywords", "tags", "context", "neighbours", "dates")
+FULLTEXT_WEIGHTS = (1.0, 0.8, 0.5, 0.6, 0.5, 0.5)
 
 
 def speaker_of(note: Note) -> str | None:
@@ -43,7 +37,6 @@ class SearchFields:
     """The rules above, as the index is handed them."""
 
     weights = FULLTEXT_WEIGHTS
-    near_weight = NEAR_WEIGHT
 
     @staticmethod
     def features(note: Note) -> dict[str, str | None]:
@@ -58,11 +51,10 @@ class SearchFields:
         return {"keywords": " ".join(version.keywords), "tags": " ".join(version.tags), "context": version.context}
 
     @staticmethod
-    def fulltext_row(note: Note, deterministic: dict[str, str]) -> dict[str, str]:
+    def fulltext_row(note: Note, deterministic: dict[str, str], neighbours: list[str]) -> dict[str, str]:
         """A note's full-text row ({column: text}), with its `deterministic_words` ({}
-        until the note is embedded). Its sequence neighbours' text goes in a row of its
-        own (a reply such as "Yes, last Tuesday!" is found by the words of the note it
-        answers: `NEAR_WEIGHT`).
+        until the note is embedded) and the text of its sequence `neighbours` (a reply such as
+        "Yes, last Tuesday!" is found by the words of the note it answers).
 
         The row holds what a person (or the note's own words) said; fields a model wrote
         (`note.generated`) reach search through the note's vector only. A small model's
@@ -75,4 +67,5 @@ class SearchFields:
         for name in note.generated:
             if name in fields:
                 fields[name] = deterministic.get(name, "")
-        return {"content": note.content, **fields, "dates": date_words(note.created_at.date()) if note.created_at else ""}
+        return {"content": note.content, **fields, "neighbours": "\n".join(neighbours),
+                "dates": date_words(note.created_at.date()) if note.created_at else ""}

@@ -12,7 +12,6 @@ import pytest
 from amem_cli import AgentMemory, Note, NoteBuilder
 from amem_cli.errors import AmemError, NotFoundError, UsageError
 from amem_cli.markdown import parse_note, render_note
-from amem_cli.retrieve.fields import SearchFields
 from amem_cli.services.block import PREAMBLE, estimate_tokens, note_block
 from amem_cli.services.search import MODES, SearchService
 from conftest import index_rows, isolate
@@ -226,7 +225,7 @@ def test_reply_is_found_by_its_neighbours_words(memory):
     )
     hits = memory.search("pottery workshop", top_k=10, mode="keyword")
     assert ids(hits) == [question.id, reply.id]  # its own words weigh more than its neighbour's
-    assert index_rows(memory.path, "SELECT neighbours FROM notes_near WHERE id = ?", reply.id) == [(question.content,)]
+    assert index_rows(memory.path, "SELECT neighbours FROM notes_fts WHERE id = ?", reply.id) == [(question.content,)]
     # The same search without the neighbour's words would not find the reply at all.
     assert "pottery" not in reply.content.lower() and "workshop" not in reply.content.lower()
 
@@ -256,12 +255,10 @@ def run_and_standalone(memory, vault):
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
-def test_diversity_keeps_a_run_of_adjacent_notes_from_filling_the_top(run_and_standalone, vault, memory, mode, monkeypatch):
+def test_diversity_keeps_a_run_of_adjacent_notes_from_filling_the_top(run_and_standalone, vault, memory, mode):
     run, alone = run_and_standalone
     query = "pottery workshop glaze"
-    # Diversity alone: what lifts a run, each note by its neighbours, off (the neighbour
-    # share, and the neighbours' words in the keyword list).
-    monkeypatch.setattr(SearchFields, "near_weight", 0.0)
+    # Diversity alone: the neighbour share (which lifts a run, each note by its neighbours) off.
     with AgentMemory(vault, embedder="fake", neighbour_share=0.0) as diverse:
         default = ids(diverse.search(query, top_k=3, mode=mode))
         top5 = set(ids(diverse.search(query, top_k=5, mode=mode)))

@@ -81,7 +81,7 @@ def test_a_sound_index_passes_its_own_checks(index):
     put(index, Note("a", "Ann: apples."), Note("b", "Bob: bananas."))
     assert index.integrity_errors() == []
     assert index.fulltext.errors() == {}
-    assert index.fulltext.mismatches() == [("notes_fts", [], 0), ("notes_near", [], 0), ("notes_trigram", [], 0)]
+    assert index.fulltext.mismatches() == [("notes_fts", [], 0), ("notes_trigram", [], 0)]
     assert index.jobs.duplicates() == []
 
 
@@ -111,7 +111,7 @@ def test_full_text_rows_missing_and_of_no_note(index):
     put(index, Note("a", "apples"), Note("b", "bananas"))
     index.db.execute("DELETE FROM notes_trigram WHERE id = 'b'")
     index.db.execute("INSERT INTO notes_fts(rowid, id, content) VALUES (99, 'ghost', 'boo')")
-    assert index.fulltext.mismatches() == [("notes_fts", [], 1), ("notes_near", [], 0), ("notes_trigram", ["b"], 0)]
+    assert index.fulltext.mismatches() == [("notes_fts", [], 1), ("notes_trigram", ["b"], 0)]
 
 
 def test_duplicate_jobs_of_an_index_without_the_unique_queue(index):
