@@ -170,8 +170,16 @@ class AgentMemory:
         return self._c.notes.delete(note_id, purge=purge)
 
     def undo(self, note_id: str) -> Note:
-        """Undo amem's last change to a note (`amem undo`), or bring back a removed note."""
+        """Undo amem's last change to a note (`amem undo`), or bring back a removed note:
+        its newest version in the trash, or `ID@N`, the Nth newest (see `trash`)."""
         return self._c.notes.undo(note_id)
+
+    def trash(self, note_id: str | None = None) -> list[dict]:
+        """The removed notes `undo` can bring back (of one id, or all), newest first, as
+        `amem trash --json` lists them: `version` (ID@N), `id`, `path`, `removed`, `text`."""
+        from .operations import Context, run
+
+        return run("trash", {"id": note_id}, Context(self._c))
 
     def build_context(self, query: str | Iterable[Note], *, max_tokens: int | None = 2000, top_k: int = 10) -> str:
         """A prompt-ready block of memories: the best `top_k` notes for a query (or the

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import UsageError
+from .errors import AmemError, UsageError
 
 if typing.TYPE_CHECKING:
     from .container import Container
@@ -188,7 +188,47 @@ def history(cx: Context, id: str) -> list[dict]:
 
 @operation("undo")
 def undo(cx: Context, id: str) -> dict:
-    return cx.container.notes.undo(id).to_dict()
+    """The note as restored, and `restored`: what undo brought back (a removed version,
+    with how many `left` in the trash; or the file before a revision)."""
+    notes = cx.container.notes
+    removed = notes.removed_version(id)
+    if removed is not None:
+        note = notes.undo(id)
+        version = id if "@" in id else f"{removed.id}@1"
+        restored = {"version": version, **_removal(removed), "left": len(notes.trash.versions(note.id))}
+    else:
+        last = notes.history(id)[-1:]
+        note = notes.undo(id)
+        restored = {"revision": last[0]["seq"], "at": last[0]["at"], "cause": last[0]["cause"]} if last else {}
+    return {**note.to_dict(), "restored": restored}
+
+
+@operation("trash")
+def trash(cx: Context, id: str | None = None) -> list[dict]:
+    """The removed notes `undo` can bring back (of one id, or all), newest first: each
+    with `version` (`ID@N`, what `undo` takes), when it was removed, from where, and its
+    first words."""
+    from .markdown import parse_note
+
+    notes = cx.container.notes
+    versions = notes.trash.versions(id)
+    rank: dict[str, int] = {}
+    out = []
+    for removed in versions:
+        rank[removed.id] = rank.get(removed.id, 0) + 1
+        try:
+            text = parse_note(removed.data.decode("utf-8"), path=removed.path, fallback_id=removed.id).content
+        except (AmemError, UnicodeDecodeError):  # a file that was no note amem could read: its bytes as they are
+            text = removed.data.decode("utf-8", errors="replace")
+        out.append({"version": f"{removed.id}@{rank[removed.id]}", **_removal(removed), "text": " ".join(text.split()[:12])})
+    return out
+
+
+def _removal(removed) -> dict:
+    from datetime import datetime, timezone
+
+    return {"id": removed.id, "path": removed.path,
+            "removed": datetime.fromtimestamp(removed.removed, timezone.utc).isoformat(timespec="seconds")}
 
 
 @operation("evolve")

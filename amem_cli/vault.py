@@ -110,6 +110,12 @@ class Vault:
             raise VaultError(f"the vault {self.root} is read-only, and its index cannot be kept in {self.cache}: {exc}",
                              hint="set cache_dir (AMEM_CACHE_DIR) to a folder of yours") from None
         self.read_only = True
+        self.check_index_links()
+
+    def check_index_links(self) -> None:
+        """Refuse a symlink anywhere in the index folder (see `refuse_links`): when a
+        command starts, and before each request to a long-lived server."""
+        refuse_links(self.index_dir)
 
     def _not_writable(self) -> OSError | None:
         """Why amem may not write the vault and its `.amem/` (made here if missing); None if it may."""
@@ -304,10 +310,11 @@ class Vault:
 
 
 def _check_index_dir(path: Path) -> None:
-    """`.amem/` must be a real folder holding no symlinks: a vault (a cloned repository)
-    could carry a link there, and amem would then chmod, lock, truncate or write its
-    index into whatever the link names. Opened without following a link, so the chmod
-    goes to the folder that was checked."""
+    """`.amem/` must be a real folder holding no symlinks, at any depth: a vault (a cloned
+    repository) could carry a link there, and amem would then chmod, lock, truncate or
+    write its index into whatever the link names, or copy it into the vault (a link in the
+    trash, brought back by `undo`). Opened without following a link, so the chmod goes to
+    the folder that was checked."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:
@@ -318,12 +325,78 @@ def _check_index_dir(path: Path) -> None:
     try:
         if os.fstat(fd).st_mode & 0o077:  # made by something else (an older amem, a copy, a umask)
             os.fchmod(fd, 0o700)
-        links = [entry.name for entry in os.scandir(fd) if entry.is_symlink()]
+        links = _links_below(fd)
     finally:
         os.close(fd)
+    _refuse(path, links)
+
+
+def refuse_links(folder: Path) -> None:
+    """VaultError naming the first symlink that is `folder` or lies below it (at any
+    depth), if there is one: amem reads and writes only its own files under `.amem/`.
+    Called before each use of a part of the index a long-lived process opens again (the
+    trash, the vector store), as well as when a command starts."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return  # not made yet
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        if os.path.islink(folder):
+            _refuse(folder.parent, [folder.name])
+        return  # a file where a folder should be: its user says so
+    try:
+        links = _links_below(fd)
+    finally:
+        os.close(fd)
+    _refuse(folder, links)
+
+
+def links_under(folder: Path) -> list[str]:
+    """The symlinks below `folder`, at any depth, relative to it (POSIX style, sorted);
+    none is followed, so a loop of links cannot hang the walk."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        return _links_below(fd)
+    finally:
+        os.close(fd)
+
+
+def _links_below(fd: int, prefix: str = "") -> list[str]:
+    with os.scandir(fd) as entries:
+        entries = list(entries)
+    found = []
+    for entry in entries:
+        if entry.is_symlink():
+            found.append(prefix + entry.name)
+        elif entry.is_dir(follow_symlinks=False):
+            try:
+                sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                continue  # removed meanwhile
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # a link now, where a folder was
+                    found.append(prefix + entry.name)
+                    continue
+                raise
+            try:
+                found += _links_below(sub, f"{prefix}{entry.name}/")
+            finally:
+                os.close(sub)
+    return sorted(found)
+
+
+def _refuse(folder: Path, links: list[str]) -> None:
     if links:
-        raise VaultError(f"{path} holds symlinks ({', '.join(sorted(links))}): amem writes there only to files of its own",
-                         hint=f"remove them (`rm {path}/{sorted(links)[0]}`); amem then makes new ones")
+        raise link_refused(folder / links[0], more=len(links) - 1)
+
+
+def link_refused(path: Path, more: int = 0) -> VaultError:
+    """The error for a symlink found in the index folder (and `more` others)."""
+    others = f" (and {more} more)" if more else ""
+    return VaultError(f"{path} is a symlink{others}: amem follows no link inside its index folder",
+                      hint=f"remove it (`rm {path}`); amem makes its own files again from the notes")
 
 
 def _conflict(rel: str, saving: bool = False) -> ConflictError:

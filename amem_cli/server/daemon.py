@@ -230,6 +230,7 @@ class Server:
             with self.turn.held():
                 self.requests += 1
                 try:
+                    container.vault.check_index_links()  # as a command in its own process checks at its start
                     return {"result": operations.run(op, request.get("args", {}), cx), "warnings": cx.warnings}
                 except Exception as exc:  # the error boundary: one line, a hint, an exit code
                     return error_reply(exc, self.container.vault.root, cx.warnings)
