@@ -18,6 +18,7 @@ from .places import cache_root
 from .services.importer import Importer
 from .services.indexer import Indexer
 from .services.ingest import Ingester
+from .services.mending import mend_links
 from .services.notes import NoteService
 from .services.pipeline import Pipeline, PipelineSettings
 from .services.search import RetrievalSettings, SearchService
@@ -95,6 +96,7 @@ class Container:
         # follow. A lambda: the pipeline is built on this indexer, so it comes after it.
         indexer.on_edit = lambda edited: self.pipeline.rederive(edited)
         indexer.on_new = lambda new: self.pipeline.queue_new(new)
+        indexer.on_saved = lambda saved: mend_links(self.writer, saved)
         return indexer
 
     @cached_property

@@ -9,6 +9,7 @@ import os
 import secrets
 import stat
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -27,6 +28,11 @@ LOCK_NOTICE = 3.0  # seconds of waiting for the write lock before saying so
 # A larger file is not read as a note: an atomic note is far smaller, and indexing and
 # embedding 20 MB takes minutes and a gigabyte of memory.
 MAX_NOTE_BYTES = 2 * 1024 * 1024
+# How long amem waits for an empty note file to get its bytes: editors that truncate the
+# file, close it, open it again and write save so, and amem must not take the moment
+# between for the note (it would write its frontmatter into the empty file, and the
+# editor's write then gives the file two).
+SETTLE = 1.0
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,9 @@ def parse_note_file(path: str, data: bytes, *, own_id: bool = True) -> tuple[Not
     """The note in a file's bytes (or the problem, in one line), and whether the file
     names its id (else the id is the one its name gives). `own_id=False`: a file from
     elsewhere (an import) whose `id` amem does not use."""
+    if not data.strip():
+        return None, (f"{path}: empty: a save under way, or a note with nothing in it; amem leaves it as it is "
+                      "and reads it again once it holds a note"), False
     if len(data) > MAX_NOTE_BYTES:
         return None, f"{path}: larger than a note may be ({MAX_NOTE_BYTES // 2**20} MiB); split it; it was skipped", False
     try:
@@ -230,6 +239,20 @@ class Vault:
         """The file's bytes, or its first `limit` + 1 (enough to tell it is too large)."""
         with open(self.abspath(rel), "rb") as fh:
             return fh.read(-1 if limit is None else limit + 1)
+
+    def read_settled(self, rel: str, limit: int | None = None) -> bytes | None:
+        """`read_bytes`; for an empty file (a save under way: see SETTLE), its bytes once
+        it has some, within SETTLE seconds, else the empty bytes; None when it is still
+        empty and a program has it open for writing (a save in place under way)."""
+        deadline = time.monotonic() + SETTLE
+        while True:
+            with open(self.abspath(rel), "rb") as fh:
+                data = fh.read(-1 if limit is None else limit + 1)
+                if data.strip():
+                    return data
+                if time.monotonic() >= deadline:
+                    return data if _no_writer(fh.fileno()) else None
+            time.sleep(0.02)
 
     # -- writes -----------------------------------------------------------
     def write_text(self, rel: str, text: str, expect_hash: str | None = None) -> FileStat:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..ids import settle_ids
 from ..index.vectors import note_of
 from ..links import NameTable
+from ..markdown import second_frontmatter
 from ..models import Note
 from ..vault import content_hash, parse_note_file
 from .indexer import Indexer
@@ -43,7 +44,7 @@ INDEX = {"unindexed_file", "stale_index", "orphaned_index"}
 VECTORS = {"missing_vector", "stale_vector", "orphaned_vector"}
 LINKS = {"missing_backlink", "stale_backlink", "broken_sequence"}
 # Problems only a person can mend (a fix would be a guess at what they meant).
-PERSON = {"bad_file", "dangling_link"}
+PERSON = {"bad_file", "dangling_link", "second_frontmatter"}
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,10 @@ class Doctor:
             add = report.problems.append
             for path, why in disk.bad.items():
                 add(Problem("bad_file", path, why, hint=f"edit {path} by hand (amem never rewrites a file it cannot read)"))
+            for note_id, (path, note) in disk.notes.items():
+                if second_frontmatter(note.content):
+                    add(Problem("second_frontmatter", note_id, f"{path} holds two frontmatter blocks: its text opens with a second",
+                                hint=f"keep one of them in {path} (a save in two steps, truncate then write, can leave two)"))
             self._check_temp_files(add)
             self._check_sqlite(add)
             self._check_files(disk, add)
