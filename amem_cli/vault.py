@@ -241,17 +241,20 @@ class Vault:
             return fh.read(-1 if limit is None else limit + 1)
 
     def read_settled(self, rel: str, limit: int | None = None) -> bytes | None:
-        """`read_bytes`; for an empty file (a save under way: see SETTLE), its bytes once
-        it has some, within SETTLE seconds, else the empty bytes; None when it is still
-        empty and a program has it open for writing (a save in place under way)."""
+        """`read_bytes`; for a file emptied in the last SETTLE seconds (a save under way),
+        its bytes once it has some, within SETTLE seconds, else the empty bytes; None when
+        it is still empty and a program has it open for writing (a save in place)."""
         deadline = time.monotonic() + SETTLE
         while True:
             with open(self.abspath(rel), "rb") as fh:
                 data = fh.read(-1 if limit is None else limit + 1)
                 if data.strip():
                     return data
-                if time.monotonic() >= deadline:
-                    return data if _no_writer(fh.fileno()) else None
+                if not _no_writer(fh.fileno()):
+                    if time.monotonic() >= deadline:
+                        return None
+                elif time.monotonic() >= deadline or time.time() - os.fstat(fh.fileno()).st_mtime > SETTLE:
+                    return data  # empty for a while: no save is coming
             time.sleep(0.02)
 
     # -- writes -----------------------------------------------------------

@@ -9,10 +9,11 @@ from typing import Any
 
 from ..errors import ConflictError, NotFoundError, UsageError
 from ..ids import check_id, new_id
+from ..limits import MAX_CONTENT_BYTES, MAX_RESULTS, check_context, check_count, check_terms
 from ..markdown import normalise_text, parse_note, render_note, str_list
 from ..models import Note
 from ..redact import REDACTED, redact_data
-from ..vault import MAX_NOTE_BYTES, content_hash
+from ..vault import content_hash
 from ..timeutil import now, to_datetime
 from .jobs import QUEUED
 from .pipeline import Pipeline
@@ -20,9 +21,6 @@ from .trash import VERSION, Removed, Trash
 from .writer import NoteWriter
 
 NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", "metadata")
-# Half a file's limit: the rest is room for frontmatter, so amem never writes a note
-# file it would refuse to read back.
-MAX_CONTENT_BYTES = MAX_NOTE_BYTES // 2
 
 
 class NoteService:
@@ -79,6 +77,9 @@ class NoteService:
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        for values, what in ((note.keywords, "keyword"), (note.tags, "tag"), (note.boxes, "box")):
+            check_terms(values, what)
+        check_context(note.context)
         if redact:
             redact_note(note)
         return note
@@ -351,6 +352,8 @@ class NoteService:
         return {w: _first_words(notes[ids[w]].content, words) if ids.get(w) in notes else None for w in written}
 
     def list(self, **filters: Any) -> list[Note]:
+        if filters.get("limit") is not None:
+            check_count("limit", filters["limit"], 1, MAX_RESULTS)
         self.indexer.sync()
         return self.index.list_notes(**filters)
 
