@@ -22,6 +22,7 @@ MAX_TERMS = 100  # keywords, tags or boxes of one note
 MAX_CONTEXT_CHARS = 2000  # a note's context: one sentence
 MAX_RESULTS = 1000  # hits of one search, notes of one listing
 MAX_TOKENS = 1_000_000  # the budget of one context block
+MAX_SECONDS = 7 * 86400  # the longest a call may be asked to go on (`amem process --until`)
 
 
 def check_query(query: str) -> None:
@@ -30,10 +31,11 @@ def check_query(query: str) -> None:
                          hint="search for the question, not a document (a few sentences at most)")
 
 
-def check_count(name: str, value: int, low: int, high: int) -> None:
+def check_count(name: str, value: int, low: int, high: int, hint: str = "give a value within that range") -> None:
     """A count a caller gives (a limit, a budget) within low..high."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise UsageError(f"{name} must be a whole number from {low:,} to {high:,}, not {value!r}")
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."  # (a 400-digit number)
+        raise UsageError(f"{name} must be a whole number from {low:,} to {high:,}, not {shown}", hint=hint)
 
 
 def check_terms(values: list[str], what: str) -> None:

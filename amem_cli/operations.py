@@ -301,7 +301,11 @@ def process(cx: Context, limit: int | None = None, seconds: int | None = None) -
     """Work the queue: at most `limit` jobs, none started after `seconds`."""
     import time
 
+    from .limits import MAX_SECONDS, check_count
+
     c = cx.container
+    if seconds is not None:
+        check_count("--until (in seconds from now)", seconds, 0, MAX_SECONDS, hint="at most a week: --until 18:30, --until 20m")
     until = None if seconds is None else time.monotonic() + seconds
     done = c.notes.pipeline.process(limit, progress=cx.progress, until=until)
     return {"processed": done, "queued": len(c.index.queued())}

@@ -192,6 +192,8 @@ def ask(op: str, args: dict[str, Any], flags: dict[str, str],
             reply = call(index_dir, request, on_event=on_event)
         except NoReply:
             if op in SAFE_TO_REDO:
+                print(f"amem: the server stopped before it answered; doing `{op}` again in this process",
+                      file=sys.stderr, flush=True)
                 return None
             raise AmemError(f"the server stopped before it answered, so `{op}` may or may not have been done",
                             hint="look before you run it again (`amem server logs` says why it stopped)") from None
