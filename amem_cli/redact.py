@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from .secret_formats import FORMATS
+from .text import is_stopword
 
 # The metadata key of a note that says how many secrets were redacted from it when added.
 REDACTED = "amem_redacted"
@@ -120,7 +121,7 @@ _PLACEHOLDER = re.compile(
       | redacted | dummy | test | todo | tbd | hidden | removed | \w*_here
       | ![\w/:.-]+                                                  # a YAML tag: !vault
     )$
-    | example | replace[_ -]?me | your[_ -]?(?:own[_ -])?(?:api[_ -]?)?(?:key|token|secret|password)
+    | example | replace[_ -]?me | (?:your|my)[_ -]?(?:own[_ -])?(?:api[_ -]?|db[_ -]?)?(?:key|token|secret|pass(?:word)?)
     """
 )
 # A value in code that names where the secret is: a call or an index (os.environ['X'],
@@ -441,6 +442,69 @@ def _assigned_secret(m: re.Match, kind: str) -> tuple[int, int, str] | None:
     return (start, start + len(value), kind) if ok else None
 
 
+# -- password files: .pgpass, .netrc ------------------------------------------------
+# PostgreSQL's password file (libpq, "The Password File"): hostname:port:database:username:
+# password, a field `*` for any, `\:` and `\\` escaped. The port is digits or `*`; the
+# host, database and user hold a letter or are `*` (a time, a MAC address does not); a
+# sixth field makes it something else.
+_FIELD = r"(?:\*|(?:\\.|[^:\s\\`\"'])*[A-Za-z_](?:\\.|[^:\s\\`\"'])*)"
+_PGPASS = re.compile(
+    rf"(?<![^\s`\"'(\[])(?:\*|[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z.][A-Za-z0-9.-]*|\d{{1,3}}(?:\.\d{{1,3}}){{3}})"
+    rf":(?:\*|\d{{1,5}}):{_FIELD}:{_FIELD}:(?P<s>(?:\\.|[^:\s\\`\"'])+)(?=[\s`\"')\],;]|\.(?:\s|$)|$)"
+)
+# ftp's .netrc (curl, git, pip read it too): `machine HOST login USER password PASSWORD`
+# (or `default ...`), on one line or several. Its place says what the value is.
+_NETRC = re.compile(
+    r"\b(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+)*\s+password\s+(?P<s>[^\s\"'`]+)"
+)
+
+
+def _password_files(text: str, lowered: str):
+    if text.count(":") >= 4:
+        for m in _PGPASS.finditer(text):
+            value = m.group("s")
+            if len(value) >= 4 and not _not_a_value(value):
+                yield m.start("s"), m.end("s"), "password"
+    if "password" in lowered and ("machine" in lowered or "default" in lowered):
+        for m in _NETRC.finditer(text):
+            value = m.group("s")
+            if len(value) >= 4 and not _not_a_value(value):
+                yield m.start("s"), m.end("s"), "password"
+
+
+# -- passphrases: words after their keyword ---------------------------------------------
+# "my vault passphrase is correct horse battery staple", a wallet's seed phrase, an app
+# password shown in groups ("abcd efgh ijkl mnop", Apple's "abcd-efgh-ijkl-mnop"): three
+# words or more that end the clause. Prose after the keyword ("the passphrase is stored in
+# the vault", "... is four random words") holds a function word or a word that describes
+# a passphrase rather than being one: those are left.
+_PHRASE = re.compile(
+    r"(?i:\b(?:pass[ -]?phrases?|passwords?|passwd|pass ?codes?|secret phrases?|(?P<seed>(?:seed|recovery|backup|mnemonic)"
+    r" phrases?|mnemonics?)|recovery codes?))"
+    r"(?:[ \t]+(?i:for|of|on|to|at|in|from|with)[ \t]+[\w.@'-]+(?:[ \t]+[\w.@'-]+){0,3}?)?"
+    r"(?:[ \t]*(?::=|=|:(?![:/]))|[ \t]+(?i:is|was|are|reads))[ \t]*[*_`\"']*"
+    r"(?P<s>[A-Za-z]{2,12}(?:(?P<sep>[ -])[A-Za-z]{2,12}){2,23})(?=[*_`\"']*(?:[.,;!?)]*(?:\s*$|\s*\n)|[.;!?)]\s))"
+)
+_DESCRIBING = frozenset(
+    "random words word long short strong weak secure safe memorable stored saved kept written required needed same "
+    "different new old empty changed reset expired shared unique simple hard easy good bad fine wrong right known "
+    "unknown missing invalid sensitive case encrypted hashed rotated listed attached below above there here set "
+    "one two three four five six seven eight nine ten eleven twelve twenty dozen".split()
+)
+
+
+def _passphrases(text: str, lowered: str):
+    if not any(w in lowered for w in ("pass", "phrase", "mnemonic", "recovery code")):
+        return
+    for m in _PHRASE.finditer(text):
+        words = m.group("s").split(m.group("sep"))
+        # A wallet's seed phrase (BIP-39) is 12 to 24 words of a list that holds common
+        # ones ("open", "again"): its count says enough.
+        seed = m.group("seed") is not None and len(words) in (12, 15, 18, 21, 24)
+        if seed or not any(is_stopword(w) or w.lower() in _DESCRIBING for w in words):
+            yield m.start("s"), m.end("s"), "password"
+
+
 # -- command lines -------------------------------------------------------------------
 _WORD = r"(?:\"[^\"\n]*\"|'[^'\n]*'|(?!-)[^\s\"'`][^\s`]*)"  # a shell word
 _COMMANDS = [  # (the words one of which the text must hold, the pattern)
@@ -483,5 +547,6 @@ def _unquoted(m: re.Match, group: str) -> tuple[int, int]:
 
 # Most specific first: a key block's lines are not also read as passwords.
 _CONTEXT: list[Callable[[str, str], Iterator[tuple[int, int, str]]]] = [
-    _private_keys, _beside_their_ids, _url_passwords, _auth_headers, _url_signatures, _command_lines, _assignments,
+    _private_keys, _beside_their_ids, _url_passwords, _auth_headers, _url_signatures, _password_files, _command_lines,
+    _assignments, _passphrases,
 ]
