@@ -8,8 +8,11 @@ has one for each; no temp file of an interrupted write is left; sequence pointer
 duplicated job (a deferred note's file says its work is owed until it is done, so a lost
 queue is noticed). A repair never deletes a note file or changes a note's text or the
 links a person wrote: the index is rebuilt from the files, and only backlinks and
-sequence pointers in the frontmatter are mended. A file that cannot be read and a link
-that names no note are the person's to mend: reported, never touched.
+sequence pointers in the frontmatter are mended. A file that cannot be read (an empty
+one too), a link that names no note and a note whose text opens with a second
+frontmatter block (a save in two steps that amem wrote into) are the person's to mend:
+reported, never touched. A symlink under `.amem/` is refused before doctor runs, as by
+every command (`vault.refuse_links`).
 """
 
 from __future__ import annotations
