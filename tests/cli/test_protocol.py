@@ -89,6 +89,7 @@ def test_every_operation_round_trips_through_the_socket(served, tmp_path):
         "reindex": ({}, lambda r: r["notes"] == 3 and r["errors"] == []),
         "undo": ({"id": note_id}, None),  # no revision: an error reply, below
         "rm": ({"ids": [note_id]}, lambda r: r == {"removed": [note_id], "recoverable": True}),
+        "trash": ({}, lambda r: [t["version"] for t in r] == [f"{note_id}@1"]),
     }
     assert set(checks) == set(OPERATIONS), "an operation the server serves is not tested here"
     for op, (args, check) in checks.items():
