@@ -38,6 +38,13 @@ def check_count(name: str, value: int, low: int, high: int, hint: str = "give a 
         raise UsageError(f"{name} must be a whole number from {low:,} to {high:,}, not {shown}", hint=hint)
 
 
+def check_seconds(name: str, value: float, hint: str) -> None:
+    """A while a call may go on, in seconds (a number, not NaN), up to `MAX_SECONDS`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_SECONDS:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."  # (a 400-digit number)
+        raise UsageError(f"{name} must be from 0 to {MAX_SECONDS:,} seconds, not {shown}", hint=hint)
+
+
 def check_terms(values: list[str], what: str) -> None:
     """Keywords, tags or boxes (`what`: "keyword"...): how many, how long, and no control
     character (an escape sequence in a tag is not a word)."""

@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+from conftest import internals
+
 from amem_cli.errors import ConflictError
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
@@ -66,11 +68,11 @@ def test_a_note_saved_in_two_steps_is_waited_for(run, vault):
 def test_the_writer_refuses_a_file_that_stays_empty(memory, monkeypatch):
     """The moment between amem's read of the index and its write: the file is emptied then."""
     note = memory.add("A note an editor is about to save in two steps.")
-    path = memory.path / memory._c.notes.path_of(note.id)
+    path = memory.path / internals(memory).notes.path_of(note.id)
     monkeypatch.setattr("amem_cli.vault.SETTLE", 0.2)
     path.write_bytes(b"")
     try:
-        memory._c.notes.update(note.id, lambda n: n.copy(), sync=False, embed=False)
+        internals(memory).notes.update(note.id, lambda n: n.copy(), sync=False, embed=False)
         raise AssertionError("the emptied file was rewritten")
     except ConflictError as exc:
         assert "is empty" in exc.message

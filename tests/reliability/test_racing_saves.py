@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from conftest import internals
+
+from amem_cli import AgentMemory
+from amem_cli.llm.fake import ScriptedLLM, schema_example
 from amem_cli.markdown import parse_note
 
 
 def _file(memory, note_id):
-    return memory.path / memory._c.notes.path_of(note_id)
+    return memory.path / internals(memory).notes.path_of(note_id)
 
 
 def _saved_from_old_buffer(path, buffer: bytes, words: bytes = b"edited by hand") -> bytes:
@@ -25,7 +29,7 @@ def _saved_from_old_buffer(path, buffer: bytes, words: bytes = b"edited by hand"
 def settle(memory) -> None:
     """The next command: a sync, and the person's new text embedded (as a search does)."""
     memory.sync()
-    memory._c.indexer.flush_vectors()
+    internals(memory).indexer.flush_vectors()
 
 
 def _person_text(path) -> str:
@@ -37,8 +41,8 @@ def test_a_backlink_a_save_undid_is_mended_at_the_next_sync(memory):
     path = _file(memory, hub.id)
     buffer = path.read_bytes()  # the editor reads the hub...
     other = memory.add("A second note.")
-    memory._c.writer.update(other.id, lambda n: replace(n, links=[hub.id]), embed=False)
-    memory._c.writer.update(hub.id, lambda n: replace(n, backlinks=[other.id]), embed=False)
+    internals(memory).writer.update(other.id, lambda n: replace(n, links=[hub.id]), embed=False)
+    internals(memory).writer.update(hub.id, lambda n: replace(n, backlinks=[other.id]), embed=False)
     assert memory.get(hub.id).backlinks == [other.id]
     _saved_from_old_buffer(path, buffer)  # ...and saves from what it read: the backlink is gone
     settle(memory)
@@ -64,8 +68,8 @@ def test_a_next_a_save_undid_is_mended_and_an_insertion_kept(memory):
 def test_a_backlink_amem_took_out_and_a_save_put_back_goes_again(memory):
     hub = memory.add("The hub note about the lighthouse.")
     gone = memory.add("A note to be removed.")
-    memory._c.writer.update(gone.id, lambda n: replace(n, links=[hub.id]), embed=False)
-    memory._c.writer.update(hub.id, lambda n: replace(n, backlinks=[gone.id]), embed=False)
+    internals(memory).writer.update(gone.id, lambda n: replace(n, links=[hub.id]), embed=False)
+    internals(memory).writer.update(hub.id, lambda n: replace(n, backlinks=[gone.id]), embed=False)
     path = _file(memory, hub.id)
     buffer = path.read_bytes()
     memory.delete(gone.id)  # takes the backlink out of the hub
@@ -75,7 +79,8 @@ def test_a_backlink_amem_took_out_and_a_save_put_back_goes_again(memory):
     assert memory.doctor().ok, memory.doctor().problems
 
 
-def test_work_a_save_says_is_owed_is_queued_again(memory):
+def test_work_a_save_says_is_owed_is_queued_again(vault):
+    memory = AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=schema_example))  # a model: its work is queued
     note = memory.add("A note whose work is deferred.", defer=True)
     path = _file(memory, note.id)
     buffer = path.read_bytes()  # says `amem_queued`
@@ -83,10 +88,11 @@ def test_work_a_save_says_is_owed_is_queued_again(memory):
     assert b"amem_queued" not in path.read_bytes()
     _saved_from_old_buffer(path, buffer)
     settle(memory)
-    assert memory._c.index.queued() == [note.id]  # on bae2764: none (doctor: lost_job)
+    assert internals(memory).index.queued() == [note.id]  # on bae2764: none (doctor: lost_job)
     assert memory.doctor().ok, memory.doctor().problems
     assert memory.process() == [note.id]
     assert b"amem_queued" not in path.read_bytes() and _person_text(path).startswith("edited by hand")
+    memory.close()
 
 
 def test_a_person_who_keeps_saving_is_left_alone_until_the_save_after(memory, monkeypatch):
@@ -98,18 +104,18 @@ def test_a_person_who_keeps_saving_is_left_alone_until_the_save_after(memory, mo
     path = _file(memory, hub.id)
     buffer = path.read_bytes()
     other = memory.add("A second note.")
-    memory._c.writer.update(other.id, lambda n: replace(n, links=[hub.id]), embed=False)
-    memory._c.writer.update(hub.id, lambda n: replace(n, backlinks=[other.id]), embed=False)
+    internals(memory).writer.update(other.id, lambda n: replace(n, links=[hub.id]), embed=False)
+    internals(memory).writer.update(hub.id, lambda n: replace(n, backlinks=[other.id]), embed=False)
     saved = _saved_from_old_buffer(path, buffer)
-    real = memory._c.writer.update
+    real = internals(memory).writer.update
 
     def busy(*args, **kwargs):
         raise ConflictError("being saved")
 
-    monkeypatch.setattr(memory._c.writer, "update", busy)
+    monkeypatch.setattr(internals(memory).writer, "update", busy)
     settle(memory)
     assert path.read_bytes() == saved
-    monkeypatch.setattr(memory._c.writer, "update", real)
+    monkeypatch.setattr(internals(memory).writer, "update", real)
     _saved_from_old_buffer(path, buffer, b"saved again")
     settle(memory)
     assert memory.get(hub.id).backlinks == [other.id]

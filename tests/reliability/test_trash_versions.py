@@ -89,7 +89,7 @@ def test_the_python_api_lists_and_brings_back_versions(memory):
     for text in ("Version one of the note.", "Version two of the note."):
         note = memory.add(text)
         memory.delete(note.id)
-    ids = [row["id"] for row in memory.trash()]
+    ids = [entry.id for entry in memory.trash()]
     assert len(ids) == 2
     assert memory.undo(f"{ids[1]}@1").content == "Version one of the note."
     with pytest.raises(Exception, match="no version"):
