@@ -20,6 +20,7 @@ from .index.vectors import VectorIndex
 from .llm.base import LLM
 from .models import Note
 from .places import cache_root
+from .retrieve.fields import SearchFields
 from .services.importer import Importer
 from .services.indexer import Indexer
 from .services.ingest import Ingester
@@ -29,7 +30,7 @@ from .services.notes import NoteService
 from .services.pipeline import Pipeline, PipelineSettings
 from .services.search import RetrievalSettings, SearchService
 from .services.writer import NoteWriter
-from .steps.construct import PhraseVectors, unaided_notes
+from .steps.construct import PhraseVectors, deterministic_versions
 from .vault import Vault
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class Container:
 
     @shared
     def index(self) -> SqliteIndex:
-        return SqliteIndex(self.vault.index_dir / "index.db")
+        return SqliteIndex(self.vault.index_dir / "index.db", SearchFields())
 
     @shared
     def embedder(self) -> Embedder:
@@ -118,7 +119,7 @@ class Container:
         # built on this indexer, so it is asked for when a sync needs it); links another
         # program's save undid are mended from the other notes.
         return Indexer(
-            self.vault, self.index, lambda: self.embedder, lambda: self.vectors, unaided_notes,
+            self.vault, self.index, lambda: self.embedder, lambda: self.vectors, deterministic_versions,
             sync_interval=self.settings.sync_interval, watch=self._watch,
             on_edit=self._rederive, on_new=self._queue_new, on_saved=self._mend,
         )

@@ -34,21 +34,21 @@ def _agreed(note: Note, index) -> Note:
     precedes) this one and the pointer is empty or names a note that does not agree."""
     changes = {}
     if note.keeps_backlinks:
-        sources = set(index.linked_from([note.id]).get(note.id, ()))
-        ids = index.resolve(note.backlinks)
+        sources = set(index.links.linked_from([note.id]).get(note.id, ()))
+        ids = index.links.resolve(note.backlinks)
         kept = [w for w in note.backlinks if ids.get(w) in sources]  # a backlink no link calls for goes
         backlinks = kept + sorted(sources - {ids[w] for w in kept} - {note.id})
         if backlinks != note.backlinks:
             changes["backlinks"] = backlinks
     for end, back in (("next", "previous"), ("previous", "next")):
-        claims = index.pointing(note.id, back)  # the notes whose `previous` (or `next`) names this one
+        claims = index.links.pointing(note.id, back)  # the notes whose `previous` (or `next`) names this one
         if len(claims) != 1:
             continue
         written = getattr(note, end)
-        current = index.resolve([written]).get(written) if written else None
+        current = index.links.resolve([written]).get(written) if written else None
         if current == claims[0]:
             continue
-        other = index.get(current) if current else None
+        other = index.notes.get(current) if current else None
         if other is None or getattr(other, back) != note.id:
             changes[end] = claims[0]
     return replace(note, **changes) if changes else note

@@ -24,7 +24,7 @@ from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM
 from amem_cli.llm.structured import clean_item
 from amem_cli.steps._common import StepStats, ask
-from amem_cli.steps._text import is_stopword, slugify, stem, word_matches
+from amem_cli.steps._text import is_stop_or_vague, slugify, stem, word_matches
 from amem_cli.text import words
 from amem_cli.steps.checks import grounded_in, junk_label
 
@@ -142,8 +142,8 @@ def _fits(box: str, note_words: set[str], label_words: set[str], terms: Iterable
     "connection pool" and "batch pool", "version" and "versioning")."""
     if grounded_in(box, note_words):
         return True
-    term_words = {w for w in words(" ".join(terms)) if not is_stopword(w) and junk_label(w) is None}
-    shared = {stem(w) for w in label_words if not is_stopword(w) and word_matches(w, term_words)}
+    term_words = {w for w in words(" ".join(terms)) if not is_stop_or_vague(w) and junk_label(w) is None}
+    shared = {stem(w) for w in label_words if not is_stop_or_vague(w) and word_matches(w, term_words)}
     return len(shared) >= SHARED_WORDS
 
 

@@ -88,7 +88,7 @@ def test_work_a_save_says_is_owed_is_queued_again(vault):
     assert b"amem_queued" not in path.read_bytes()
     _saved_from_old_buffer(path, buffer)
     settle(memory)
-    assert internals(memory).index.queued() == [note.id]  # on bae2764: none (doctor: lost_job)
+    assert internals(memory).index.jobs.queued() == [note.id]  # on bae2764: none (doctor: lost_job)
     assert memory.doctor().ok, memory.doctor().problems
     assert memory.process() == [note.id]
     assert b"amem_queued" not in path.read_bytes() and _person_text(path).startswith("edited by hand")
