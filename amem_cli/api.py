@@ -20,7 +20,7 @@ from .wire.intake import Import, ImportReport
 from .wire.current import (
     Consolidate, ConsolidateResult, ForgetExpired, Suggestion, Supersede, SupersedeResult, SupersedeSuggestions,
 )
-from .wire.editing import AddMany, AddNote, Evolve, EvolveResult, History, Remove, Revision, Undo
+from .wire.editing import AddMany, AddNote, Evolve, EvolveResult, History, Remove, Revision, Trash, TrashEntry, Undo
 from .wire.notes import Add, Block, ListNotes, Search, Show
 from .wire.queue import Process, Queue, QueueResult
 from .wire.vault import Doctor, DoctorReport, Reindex, ReindexResult, Status, Sync, VaultStatus
@@ -179,8 +179,13 @@ class AgentMemory:
         return self._facade.run(Remove([note_id], purge=purge)).notes[0]
 
     def undo(self, note_id: str) -> Note:
-        """Undo amem's last change to a note (`amem undo`), or bring back a removed note."""
-        return self._facade.run(Undo(note_id))
+        """Undo amem's last change to a note (`amem undo`), or bring back a removed note:
+        its newest version in the trash, or `ID@N`, the Nth newest (see `trash`)."""
+        return self._facade.run(Undo(note_id)).note
+
+    def trash(self, note_id: str | None = None) -> list[TrashEntry]:
+        """The removed notes `undo` can bring back (of one id, or all), newest first (`amem trash`)."""
+        return self._facade.run(Trash(note_id))
 
     def evolve(self, note_id: str, *, dry_run: bool = False) -> EvolveResult:
         """Link a note again and let the notes it links evolve (`amem evolve`)."""
@@ -215,31 +220,35 @@ class AgentMemory:
     def search(self, query: str, limit: int = 5, *, mode: str = "hybrid", tags: list[str] | None = None,
                boxes: list[str] | None = None, since: datetime | str | None = None,
                until: datetime | str | None = None, floor: bool = False, top_k: int | None = None,
-               as_of: datetime | str | None = None, include_expired: bool = False) -> list[SearchHit]:
+               now: datetime | str | None = None, as_of: datetime | str | None = None,
+               include_expired: bool = False) -> list[SearchHit]:
         """Hits best first; `floor=True` shows only those the query matched, as `amem
         search` does (else `limit` of them whenever the vault holds as many). `top_k`:
-        the old name of `limit`. A note that superseded a hit ranks above it
-        (`hit.replaces`, `hit.replaced_by`); `as_of` answers as things stood then;
-        `include_expired=True` keeps expired notes."""
+        the old name of `limit`. `now`: when the query is asked (default: the current
+        time); "four weeks ago" in it is read against it. A note that superseded a hit
+        ranks above it (`hit.replaces`, `hit.replaced_by`); `as_of` answers as things
+        stood then; `include_expired=True` keeps expired notes."""
         return self._facade.run(Search(query, limit=limit if top_k is None else top_k, mode=mode, tags=tags, boxes=boxes, since=_text(since),
-                                       until=_text(until), floor=floor, as_of=_text(as_of),
+                                       until=_text(until), floor=floor, now=_text(now), as_of=_text(as_of),
                                        include_expired=include_expired))
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[Note]:
-        return [hit.note for hit in self.search(query, top_k)]
+    def retrieve(self, query: str, top_k: int = 5, *, now: datetime | str | None = None) -> list[Note]:
+        return [hit.note for hit in self.search(query, top_k, now=now)]
 
     def build_context(self, query: str | Iterable[Note], *, max_tokens: int | None = 2000, limit: int = 10,
-                      top_k: int | None = None, as_of: datetime | str | None = None, history: bool = False,
-                      include_expired: bool = False) -> str:
+                      top_k: int | None = None, now: datetime | str | None = None, as_of: datetime | str | None = None,
+                      history: bool = False, include_expired: bool = False) -> str:
         """A prompt-ready block of memories: the best `limit` notes for a query (or the
         notes given), each with its date, context, keywords and links, within `max_tokens`.
         Only notes the query matched (as `amem context`): "" when it matched none. `top_k`:
-        the old name of `limit`. A note that replaced another says "(replaces ID of
-        DATE)"; the one it replaced is left out unless `history`. `as_of`: as things stood then."""
+        the old name of `limit`. `now`: as for `search`. A note that replaced another says
+        "(replaces ID of DATE)"; the one it replaced is left out unless `history`. `as_of`:
+        as things stood then."""
         if not isinstance(query, str):
             return render_block(query, max_tokens)
         return self._facade.run(Block(query, max_tokens=max_tokens, limit=limit if top_k is None else top_k,
-                                      as_of=_text(as_of), history=history, include_expired=include_expired)).block.context
+                                      now=_text(now), as_of=_text(as_of), history=history,
+                                      include_expired=include_expired)).block.context
 
     def history(self, note_id: str) -> list[Revision]:
         """amem's changes to a note (evolution; fields derived again after an edit), oldest first."""

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from .timeutil import to_datetime
+from .text import passages
 
 # Frontmatter keys amem owns, in the order they are written.
 NOTE_KEYS = (
@@ -135,7 +136,17 @@ class Note:
 
     def embedding_text(self) -> str:
         """What gets embedded: the content with its context, keywords and tags."""
-        parts = [self.content.strip()]
+        return self._with_fields(self.content.strip())
+
+    def embedding_texts(self) -> list[str]:
+        """What gets embedded, one vector each: the embedding text, or for a note longer
+        than an embedder reads at once, its passages (`text.passages`), the first with
+        the note's context, keywords and tags."""
+        first, *rest = passages(self.content.strip())
+        return [self._with_fields(first), *rest]
+
+    def _with_fields(self, content: str) -> str:
+        parts = [content]
         if self.context:
             parts.append(self.context.strip())
         if self.keywords:
@@ -182,6 +193,8 @@ class SyncReport:
     edited: list[Note] = field(default_factory=list)
     # Notes seen for the first time in files amem never wrote (no `updated`): a person's.
     new: list[Note] = field(default_factory=list)
+    # The ids of notes whose files another program saved over (a person's editor, most often).
+    saved: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> int:

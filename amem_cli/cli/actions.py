@@ -15,12 +15,12 @@ from .session import Session, read_stdin
 
 
 def search(session: Session, query: str, limit: int, mode: str, tag: list[str] | None, box: list[str] | None,
-           since: str | None, until: str | None, as_of: str | None, include_expired: bool, explain: bool,
+           since: str | None, until: str | None, now: str | None, as_of: str | None, include_expired: bool, explain: bool,
            json_output: bool) -> None:
     from ..wire.notes import Search
 
-    hits = session.call(Search(query, limit=limit, mode=mode, tags=tag, boxes=box, since=since, until=until, as_of=as_of,
-                               include_expired=include_expired))
+    hits = session.call(Search(query, limit=limit, mode=mode, tags=tag, boxes=box, since=since, until=until, now=now,
+                               as_of=as_of, include_expired=include_expired))
     if json_output:
         print_json(hits)
         return
@@ -52,12 +52,12 @@ def _explain(name: str, source: dict) -> str:
 
 
 def context(session: Session, query: str, max_tokens: int, limit: int, tag: list[str] | None, box: list[str] | None,
-            since: str | None, until: str | None, as_of: str | None, include_expired: bool, history: bool,
+            since: str | None, until: str | None, now: str | None, as_of: str | None, include_expired: bool, history: bool,
             json_output: bool) -> None:
     from ..wire.notes import Block
 
     block = session.call(Block(query, max_tokens=max_tokens, limit=limit, tags=tag, boxes=box, since=since, until=until,
-                               as_of=as_of, include_expired=include_expired, history=history))
+                               now=now, as_of=as_of, include_expired=include_expired, history=history))
     if json_output:
         print_json(block)
     else:

@@ -25,6 +25,7 @@ TtlOpt = Annotated[
     typer.Option("--ttl", help="The note stops being true this long after its date (30d, 12h, 2w): left out of search then.",
                  show_default=False),
 ]
+NowOpt = Annotated[str | None, typer.Option("--now", help="When the query is asked (default: now): 'four weeks ago' in it is read against it.")]
 IdArg = Annotated[str, typer.Argument(help="The note's id.", show_default=False, autocompletion=complete_ids)]
 NoRedactOpt = Annotated[
     bool, typer.Option("--no-redact", help="Keep API keys, tokens, private keys and passwords as they are (default: redacted).")

@@ -40,6 +40,7 @@ TAG = Option("tag", ("--tag", "-t"), TEXTS)
 BOX = Option("box", ("--box", "-b"), TEXTS)
 SINCE = Option("since", ("--since",))
 UNTIL = Option("until", ("--until",))
+NOW = Option("now", ("--now",))
 JSON = Option("json_output", ("--json",), FLAG, False)
 AS_OF = Option("as_of", ("--as-of",))
 INCLUDE_EXPIRED = Option("include_expired", ("--include-expired",), FLAG, False)
@@ -48,10 +49,10 @@ GLOBAL = tuple(Option(o.name, o.flags) if o.setting else Option(o.name, o.flags,
 
 COMMANDS = {
     "search": Command("search", (("query", True),), (
-        _limit(10), Option("mode", ("--mode",), TEXT, "hybrid"), TAG, BOX, SINCE, UNTIL, AS_OF, INCLUDE_EXPIRED,
+        _limit(10), Option("mode", ("--mode",), TEXT, "hybrid"), TAG, BOX, SINCE, UNTIL, NOW, AS_OF, INCLUDE_EXPIRED,
         Option("explain", ("--explain",), FLAG, False), JSON)),
     "context": Command("context", (("query", True),), (
-        Option("max_tokens", ("--max-tokens",), INT, 2000, min=1), _limit(10), TAG, BOX, SINCE, UNTIL, AS_OF,
+        Option("max_tokens", ("--max-tokens",), INT, 2000, min=1), _limit(10), TAG, BOX, SINCE, UNTIL, NOW, AS_OF,
         INCLUDE_EXPIRED, Option("history", ("--history",), FLAG, False), JSON)),
     "add": Command("add", (("text", False),), (
         Option("keyword", ("--keyword", "-k"), TEXTS), TAG, Option("context", ("--context",)), BOX,
@@ -66,6 +67,37 @@ COMMANDS = {
 
 class Unsure(Exception):
     """Typer should read this command line."""
+
+
+def dashed_text(token: str) -> bool:
+    """A word that starts with a dash but is no option: a line of three dashes or more (a
+    Markdown rule, a PEM or PGP key block) or a dash and a space (a list item). It is the
+    text of `add`, the query of `search`: Click would take it for an unknown option."""
+    return token.startswith("---") or token.startswith("-") and any(c.isspace() for c in token)
+
+
+def texts_last(argv: list[str]) -> list[str]:
+    """The command line with the dashed text (`dashed_text`) of an everyday command moved
+    after a `--`, where Click reads it as the argument it is (an option's value stays)."""
+    try:
+        _, rest = _read(argv, GLOBAL, (), interspersed=False)
+    except Unsure:
+        return argv
+    name = rest[0] if rest else None
+    if name not in COMMANDS or "--" in rest:
+        return argv
+    takes_value = {n for o in COMMANDS[name].options if o.kind != FLAG for n in o.names}
+    head, tokens, texts = argv[: len(argv) - len(rest) + 1], rest[1:], []
+    kept: list[str] = []
+    while tokens:
+        token = tokens.pop(0)
+        if token in takes_value and tokens:
+            kept += [token, tokens.pop(0)]
+        elif dashed_text(token):
+            texts.append(token)
+        else:
+            kept.append(token)
+    return [*head, *kept, "--", *texts] if texts else argv
 
 
 def parse(argv: list[str]) -> tuple[dict[str, Any], str, dict[str, Any]]:
@@ -97,7 +129,7 @@ def _read(argv: list[str], options: tuple[Option, ...], arguments: tuple[tuple[s
         if token == "--":
             loose += tokens
             break
-        if not token.startswith("-") or token == "-":
+        if not token.startswith("-") or token == "-" or dashed_text(token):
             loose.append(token)
             if not interspersed:
                 loose += tokens

@@ -197,7 +197,36 @@ def m011_stated_times(db):
 
 
 @migrations()
-def m012_supersession_expiry_duplicates(db):
+def m012_passages(db):
+    # A note longer than the embedder's window is embedded as passages (`Note.embedding_texts`):
+    # embed the long notes again so their later passages get vectors.
+    from ..text import passages
+
+    long = [(i,) for i, content in db.execute("SELECT id, content FROM notes").fetchall() if len(passages(content)) > 1]
+    db.conn.executemany("UPDATE notes SET embedded_hash = NULL WHERE id = ?", long)
+
+
+@migrations()
+def m013_chat_roles(db):
+    # A chat turn's role ("user: ...", or `role` in its metadata) is its speaker, where
+    # nothing else named one (`retrieve.fields.speaker_of`): a question asks about one
+    # side of a chat (`retrieve.query.side_asked`).
+    import json
+
+    from ..text import chat_role
+
+    rows = db.execute("SELECT id, content, metadata FROM notes WHERE speaker IS NULL").fetchall()
+    found = []
+    for note_id, content, metadata in rows:
+        role = json.loads(metadata or "{}").get("role")
+        role = role.strip() if isinstance(role, str) and role.strip() else chat_role(content)
+        if role:
+            found.append((role, note_id))
+    db.conn.executemany("UPDATE notes SET speaker = ? WHERE id = ?", found)
+
+
+@migrations()
+def m014_supersession_expiry_duplicates(db):
     # A note's `supersedes` and `superseded_by` (links of those kinds in `links.kind`) and
     # when it stops being true (`expires`; `expires_utc` for comparing); its text as
     # compared for exact duplicates (`content_key`: whitespace aside); what a revision

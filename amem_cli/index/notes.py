@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import date, datetime
 
 from .. import links as link_names
 from ..models import Note
@@ -233,10 +233,24 @@ class NoteStore:
         """Which of `ids` state a time in their text ("yesterday", "8 May 2023")."""
         return {r[0] for r in self.conn.rows_in("SELECT id FROM notes WHERE id {in} AND stated != ''", ids)}
 
+    def dated_within(self, ids: Iterable[str], spans: Iterable[tuple[date, date]]) -> set[str]:
+        """Which of `ids` were created on a day within one of the spans (first and last
+        day, both included), the day as the note's own date says it (its time zone's)."""
+        spans = list(spans)
+        if not spans:
+            return set()
+        within = " OR ".join("substr(created, 1, 10) BETWEEN ? AND ?" for _ in spans)
+        days = [d.isoformat() for span in spans for d in span]
+        return {r[0] for r in self.conn.rows_in(f"SELECT id FROM notes WHERE id {{in}} AND ({within})", ids, *days)}
+
     # -- which notes the vector store owes a vector -------------------------
     def unembedded(self) -> list[str]:
         rows = self.db.execute("SELECT id FROM notes WHERE embedded_hash IS NULL OR embedded_hash != text_hash")
         return [r[0] for r in rows]
+
+    def embedded_before(self, ids: Iterable[str]) -> set[str]:
+        """Which of `ids` have had vectors made (of their text now or an earlier one)."""
+        return {r[0] for r in self.conn.rows_in("SELECT id FROM notes WHERE id {in} AND embedded_hash IS NOT NULL", ids)}
 
     def embedded_count(self) -> int:
         return self.db.execute("SELECT count(*) FROM notes WHERE embedded_hash = text_hash").fetchone()[0]

@@ -7,6 +7,8 @@ from typing import Protocol
 from urllib.parse import urlparse
 
 from ..errors import AmemError
+from ..text import MAX_PASSAGES
+from ..vault import refuse_links
 
 
 # How many candidates Chroma's HNSW search keeps while it walks the graph. Its default
@@ -17,18 +19,26 @@ from ..errors import AmemError
 EF_SEARCH = 400
 
 
-# A note has one vector under its id, and a second one under id + DETERMINISTIC_VECTOR when a model
-# wrote some of its fields (`Indexer._texts`). No note id holds a "#".
+# A note has one vector under its id, a second one under id + DETERMINISTIC_VECTOR when a
+# model wrote some of its fields, and one under id + "#2", "#3"... for each passage after
+# the first of a note too long for the embedder's window (`Indexer._texts`). No note id
+# holds a "#".
 DETERMINISTIC_VECTOR = "#own"  # (the suffix's first name: "own words")
 
 
-def vector_ids(note_id: str) -> list[str]:
-    """The ids a note's vectors may be stored under."""
-    return [note_id, note_id + DETERMINISTIC_VECTOR]
+def passage_id(note_id: str, number: int) -> str:
+    """The id of the note's `number`th passage's vector (the first is the note's own)."""
+    return f"{note_id}#{number}"
+
+
+def vector_ids(note_id: str, *, passages: bool = True) -> list[str]:
+    """The ids a note's vectors may be stored under: its own, its deterministic one, and
+    (unless not `passages`) its passages'."""
+    return [note_id, note_id + DETERMINISTIC_VECTOR, *(passage_id(note_id, n) for n in range(2, MAX_PASSAGES + 1) if passages)]
 
 
 def note_of(vector_id: str) -> str:
-    return vector_id.removesuffix(DETERMINISTIC_VECTOR)
+    return vector_id.partition("#")[0]
 
 
 class VectorIndex(Protocol):
@@ -112,9 +122,17 @@ class ChromaVectorIndex:
 
     @property
     def _store(self):
+        self._check_links()
         if self._collection is None:
             self._connect()
         return self._collection
+
+    def _check_links(self) -> None:
+        """Refuse a local store holding a symlink (its database, a segment folder or file):
+        Chroma would read and write the files it names. Before each use: a long-lived
+        process opens and writes them again and again."""
+        if self._path is not None:
+            refuse_links(self._path)
 
     def reload(self) -> None:
         """Drop this process's cached view of a local store another process has written
@@ -126,6 +144,7 @@ class ChromaVectorIndex:
             from chromadb.api.client import SharedSystemClient
 
             SharedSystemClient.clear_system_cache()
+            self._check_links()
             self._connect()
 
     def upsert(self, ids: list[str], vectors: list[list[float]]) -> None:
@@ -141,6 +160,7 @@ class ChromaVectorIndex:
         if k <= 0 or not vectors:
             return [[] for _ in vectors]
         if self._collection is None and self._path is not None and (self._path / "chroma.sqlite3").exists():
+            self._check_links()
             try:
                 if self._reader is None:
                     self._reader = _BindingsReader(self._path, self._name)
@@ -169,6 +189,7 @@ class ChromaVectorIndex:
         return self._store.count()
 
     def reset(self) -> None:
+        self._check_links()
         if self._client is None:
             self._connect()
         try:

@@ -15,10 +15,11 @@ from ..embed.base import Embedder
 from ..errors import IndexMismatchError
 from ..ids import collision_id, collision_prefix, settle_ids
 from ..index.sqlite import SqliteIndex
-from ..index.vectors import VectorIndex, note_of, vector_ids
+from ..index.vectors import VectorIndex, note_of, passage_id, vector_ids
 from ..models import Note, SyncReport
 from ..vault import MAX_NOTE_BYTES, FileStat, Vault, content_hash
 from ..changes import plan_changes
+from .jobs import QUEUED
 from ..utf8 import mend
 from ..wire.vault import Status
 
@@ -57,13 +58,16 @@ class Indexer:
         watch: bool = False,
         on_edit: Callable[[list[Note]], None] | None = None,
         on_new: Callable[[list[Note]], None] | None = None,
+        on_saved: Callable[[list[str]], None] | None = None,
     ):
         """`watch`: a long-lived process hears from the OS which files changed (after one
         full look), instead of looking at every file on every call. After a sync,
         `on_edit` is told of the notes whose text a person changed (as indexed before: the
         pipeline derives their derived fields again, `Pipeline.rederive`), `on_new` of the
         notes a person added (files amem never wrote: the pipeline queues their work,
-        `Pipeline.queue_new`)."""
+        `Pipeline.queue_new`), `on_saved` of the notes whose files another program saved
+        over (the links such a save undid are mended from the other notes,
+        `mending.mend_links`)."""
         self.vault = vault
         self.index = index
         self._embedder = embedder
@@ -83,7 +87,7 @@ class Indexer:
         # Embeddings started ahead of the write that needs them: text -> (batch, row).
         self._prefetched: OrderedDict[str, tuple[Future, int]] = OrderedDict()
         self._embedding_thread: ThreadPoolExecutor | None = None
-        self._on_edit, self._on_new = on_edit, on_new
+        self._on_edit, self._on_new, self._on_saved = on_edit, on_new, on_saved
 
     # -- files -> SQLite --------------------------------------------------
     def pending_changes(self) -> int:
@@ -169,13 +173,19 @@ class Indexer:
             self._on_edit(report.edited)
         if report.new and self._on_new is not None:
             self._on_new(report.new)
+        if report.saved and self._on_saved is not None and not self.vault.read_only:
+            self._on_saved(report.saved)
         return report
 
     def _sync_file(self, path: str, stat: FileStat, row, report: SyncReport, ids: "_Settling", *, force: bool = False) -> None:
         try:
-            data = self.vault.read_bytes(path, limit=MAX_NOTE_BYTES)
+            data = self.vault.read_settled(path, limit=MAX_NOTE_BYTES)  # an empty file may be a save under way
         except OSError:
             return  # vanished since the scan: the next sync sees it gone
+        if data is None:
+            return  # being saved in place: left as indexed, for the sync that sees the save end
+        if stat.size != len(data) and (now := self.vault.stat(path)) is not None:
+            stat = now  # it got its bytes while amem waited: the row must say what was read
         digest = content_hash(data)
         if row is not None and row.hash == digest and not force:
             self.index.files.set(path, stat, digest, row.note_id, row.error)
@@ -209,12 +219,17 @@ class Indexer:
             note.created_at = before.created_at if before is not None and before.created_at else file_time(stat)
         self.index.notes.upsert(note, path)
         self.index.files.set(path, stat, digest, note.id, None)
+        if QUEUED in note.metadata and note.extra.get("pinned") is not True and not self.vault.read_only:
+            # The file says its work is owed (a save from an editor's old copy can bring
+            # that back after the work was done): it is queued, once (see `Doctor._owed`).
+            self.index.jobs.enqueue([note.id], str(note.metadata[QUEUED]))
         if before is None and note.updated_at is None:  # amem writes `updated` into every note it writes
             report.new.append(note)
         if row is None:
             report.added += 1
         else:
             report.updated += 1
+            report.saved.append(note.id)
 
     # -- ids of files that name none --------------------------------------
     def _place(self, path: str, wanted: str, named: bool, ids: "_Settling") -> tuple[str | None, str | None]:
@@ -295,7 +310,7 @@ class Indexer:
         """Start embedding these notes' texts on a background thread (the model runs outside
         the GIL), so the files are written while the model works; `flush_vectors` takes the
         vectors from here. The text is the key: a note changed meanwhile is embedded anew."""
-        texts = list(dict.fromkeys(n.embedding_text() for n in notes))
+        texts = list(dict.fromkeys(text for n in notes for text in n.embedding_texts()))
         if not texts:
             return
         if self._embedding_thread is None:
@@ -324,16 +339,19 @@ class Indexer:
         return out
 
     def _texts(self, notes: list[Note], deterministic: dict[str, Note]) -> dict[str, str]:
-        """{vector id: text} for these notes: each note's whole text and, when a model
-        wrote some of its fields, the note as it would be without the model too
-        (`deterministic`: {id: that note}). A model's fields only add a way to find a note: a
-        small model's vague context or broad tags must not move the note's only vector
-        away from what it says."""
+        """{vector id: text} for these notes: each note's whole text (a long note's first
+        passage, with its fields) and, when a model wrote some of its fields, the note as
+        it would be without the model too (`deterministic`: {id: that note}); then a long
+        note's other passages. A model's fields only add a way to find a note: a small
+        model's vague context or broad tags must not move the note's only vector away
+        from what it says."""
         out: dict[str, str] = {}
         for note in notes:
-            whole = out[note.id] = note.embedding_text()
-            if note.id in deterministic and (own := deterministic[note.id].embedding_text()) != whole:
+            whole, *rest = note.embedding_texts()
+            out[note.id] = whole
+            if note.id in deterministic and (own := deterministic[note.id].embedding_texts()[0]) != whole:
                 out[vector_ids(note.id)[1]] = own
+            out.update((passage_id(note.id, n), text) for n, text in enumerate(rest, 2))
         return out
 
     def vectors(self) -> VectorIndex:
@@ -378,7 +396,8 @@ class Indexer:
         if not vectors:
             return []
         with self.vault.lock():
-            rows = self.vectors().query(vectors, 2 * k)  # k notes, even if each has both vectors
+            # k notes, even where long notes' passages take several places each.
+            rows = self.vectors().query(vectors, 4 * k)
         out = []
         for row in rows:
             best: dict[str, float] = {}
@@ -410,8 +429,11 @@ class Indexer:
                 deterministic = self._deterministic_versions([notes[i] for i in ids], self._embedder())
                 texts = self._texts([notes[i] for i in ids], deterministic)
                 vectors.upsert(list(texts), self._embed(list(texts.values())))
-                # A note whose fields a person has taken over keeps one vector.
-                vectors.delete([second for i in ids if (second := vector_ids(i)[1]) not in texts])
+                # A note whose fields a person has taken over keeps one vector; a note
+                # made shorter, fewer passages (only a note embedded before may have
+                # any: asking Chroma to delete ids it does not hold costs ~3 ms a note).
+                before = self.index.notes.embedded_before(ids)
+                vectors.delete([v for i in ids for v in vector_ids(i, passages=i in before)[1:] if v not in texts])
                 self._wrote_vectors()
                 with self.index.transaction():
                     self.index.notes.mark_embedded(ids, deterministic)

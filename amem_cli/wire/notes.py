@@ -113,6 +113,7 @@ class Search(Request, op="search", result=list[HitResult], starts_server=True, r
     since: str | None = None
     until: str | None = None
     floor: bool = True  # only the notes the query matched (the Python API may ask for `limit` hits regardless)
+    now: str | None = None  # when the query is asked: "four weeks ago" in it is read against it (default: now)
     as_of: str | None = None  # as things stood then: later notes and supersessions do not count
     include_expired: bool = False
 
@@ -127,6 +128,7 @@ class Block(Request, op="block", result=BlockResult, starts_server=True, redo=Tr
     boxes: list[str] | None = None
     since: str | None = None
     until: str | None = None
+    now: str | None = None  # as for `Search`
     as_of: str | None = None
     include_expired: bool = False
     history: bool = False  # the notes a later one superseded too (else only the current one, which says what it replaces)

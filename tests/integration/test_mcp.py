@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from datetime import datetime, timedelta
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -57,6 +58,17 @@ def test_mcp_over_stdio(vault, tmp_path, amem_cmd):
 
                 context = await s.call_tool("build_context", {"query": "Alice tea", "max_tokens": 500})
                 assert f"[{tea['id']}]" in context.content[0].text
+                # `now`: when the query is asked, and "four weeks ago" in it with it.
+                jasmine = await s.call_tool("add_memory", {"content": "Alice ordered jasmine tea.", "created_at": "2024-03-04"})
+                jasmine = jasmine.structured_content["id"]
+                month = (datetime.now() + timedelta(days=28)).date().isoformat()
+                for now, first in (("2024-04-01", jasmine), (month, tea["id"])):
+                    dated = await s.call_tool("search_memory", {"query": "Alice tea four weeks ago", "now": now})
+                    assert dated.structured_content["result"][0]["id"] == first, now
+                    block = await s.call_tool("build_context", {"query": "Alice tea four weeks ago", "now": now, "top_k": 1})
+                    assert f"[{first}]" in block.content[0].text
+                bad_now = await s.call_tool("search_memory", {"query": "tea", "now": "soon"})
+                assert bad_now.is_error and "cannot read the date 'soon'" in bad_now.content[0].text
 
                 # Filed in boxes (deterministically, without a model).
                 for _ in range(100):

@@ -555,3 +555,18 @@ def test_the_current_fact_comes_first_in_python(memory):
     assert memory.get(old.id).superseded_by == [new.id]
     memory.supersede(old.id, new.id, undo=True)
     assert memory.get(old.id).superseded_by == [] and memory.supersede_suggestions() == []
+
+
+# -- now: the moment a query is asked ---------------------------------------------------
+
+
+def test_now_reads_relative_times_in_retrieve_search_and_build_context(memory):
+    march = memory.add("Booked a table at the Italian place", created_at="2024-03-04T12:00")
+    april = memory.add("Booked a table at the Thai place", created_at="2024-04-01T12:00")
+    query = "the table I booked four weeks ago"
+    assert ids(memory.search(query, 2, now="2024-04-29")) == [april.id, march.id]
+    assert [n.id for n in memory.retrieve(query, 2, now=datetime(2024, 4, 1, 18, 0))] == [march.id, april.id]
+    block = memory.build_context(query, top_k=1, now="2024-04-01")
+    assert block.count(f"[{march.id}] ") == 1 and f"[{april.id}] " not in block
+    with pytest.raises(UsageError, match="cannot read the date"):
+        memory.retrieve(query, now="someday")

@@ -9,7 +9,7 @@ import typer
 from .. import actions
 from ..app import command
 from ..completions import complete_modes
-from ..options import AsOfOpt, BoxOpt, IncludeExpiredOpt, JsonOpt, LimitOpt, SinceOpt, TagOpt, UntilOpt
+from ..options import AsOfOpt, BoxOpt, IncludeExpiredOpt, JsonOpt, LimitOpt, NowOpt, SinceOpt, TagOpt, UntilOpt
 
 
 @command("search", action=actions.search)
@@ -22,6 +22,7 @@ def search(
     box: BoxOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
+    now: NowOpt = None,
     as_of: AsOfOpt = None,
     include_expired: IncludeExpiredOpt = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show each hit's rank and score in each list.")] = False,
@@ -41,6 +42,7 @@ def context(
     box: BoxOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
+    now: NowOpt = None,
     as_of: AsOfOpt = None,
     include_expired: IncludeExpiredOpt = False,
     history: Annotated[bool, typer.Option("--history", help="Also the notes a later one superseded (marked).")] = False,
