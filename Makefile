@@ -9,17 +9,25 @@ DEMO := build/demo-vault
 
 .PHONY: install install-test demo test test-fast completions clean
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+# pip runs through tools/install.py: a line per stage (and one every 15 s while it works)
+# instead of minutes of silence; its whole output is kept in build/pip-install.log.
+PIP := $(BIN)/python tools/install.py pip
 
+$(BIN)/python:
+	@echo "Creating the virtual environment $(VENV)"
+	$(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install --quiet --upgrade pip
+
+# `check` says before pip starts whether llama.cpp will be compiled (how long, once) and
+# stops at once, naming what to install, when there is no C++ compiler to do it.
 # torch 2.13.0 is pinned first so pip takes the CPU build instead of a CUDA one.
 install: $(BIN)/python
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e .
+	@$(BIN)/python tools/install.py check
+	@$(PIP) torch==2.13.0
+	@$(PIP) -e .
 
 install-test: install
-	$(BIN)/pip install --quiet -e '.[test]'
+	@$(PIP) -e '.[test]'
 
 demo: install
 	rm -rf $(DEMO) && mkdir -p build && cp -r notes $(DEMO)
