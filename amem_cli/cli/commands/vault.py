@@ -63,7 +63,7 @@ def trust(
     away or loads models (llm_url, chroma_url, model and the like; see the README).
     Recorded beside your user config, not in the vault; any change to the file needs
     trusting again."""
-    from ...config import revoke_trust, trust_path, trust_vault, trusted_vaults_state
+    from ...config import VAULT_CONFIG, revoke_trust, trust_path, trust_vault, trusted_vaults_state
 
     if list_ and revoke:
         raise UsageError("--list and --revoke go one at a time", hint="run amem trust twice")
@@ -85,6 +85,12 @@ def trust(
             print_json({"vault": str(vault), "revoked": done})
         else:
             console.print(f"{escape(str(vault))}: " + ("no longer trusted" if done else "was not trusted"))
+        return
+    if not (vault / VAULT_CONFIG).is_file():  # nothing to trust is not an error: nothing is held back
+        if json_output:
+            print_json({"vault": str(vault), "file": None, "settings": []})
+        else:
+            console.print(f"nothing to trust: {escape(str(vault))} has no {VAULT_CONFIG}")
         return
     path, held = trust_vault(vault)
     if json_output:
