@@ -452,7 +452,9 @@ def graph(call: Call, req: Graph) -> GraphResult:
         text = views.to_html(g, f"amem graph of {title}")
     else:
         text = views.render(g, req.format)
-    return GraphResult(text=text, format=req.format, nodes=len(g.nodes), edges=len(g.edges))
+    kinds = [e.kind for e in g.edges]
+    return GraphResult(text=text, format=req.format, notes=len(g.nodes), links=kinds.count("link"),
+                       sequence_links=kinds.count("sequence"))
 
 
 @operation(Sync)

@@ -136,7 +136,7 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     console.print(f"[bold]Vault[/] {escape(st.vault)}")
     if result.read_only:
         console.print(f"  read-only: amem changes nothing in it; its index is kept in {escape(result.index_dir)}")
-    console.print(f"  notes {st.notes}, indexed {st.indexed}, embedded {st.embedded}, links {st.links}, boxes {st.boxes}")
+    console.print(f"  notes {st.notes}, indexed {st.indexed}, embedded {st.embedded}, links {st.links}, sequence links {st.sequence_links}, boxes {st.boxes}")
     console.print(f"  files changed since the last index: {st.pending_changes}")
     model = f"{st.embedding_model} ({st.embedding_dimensions} dimensions)" if st.embedding_model else "none yet"
     console.print(f"  embedding model: {escape(model)}; vectors: {escape(st.vector_store)}")
