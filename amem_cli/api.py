@@ -16,10 +16,11 @@ from .models import Note, SearchHit, SyncReport
 from .operations import Facade
 from .services.block import render_block
 from .services.notes import new_note
-from .wire import (
-    Add, AddMany, AddNote, Block, Doctor, DoctorReport, Evolve, EvolveResult, History, Import, ImportReport, ListNotes, Process,
-    Queue, QueueResult, Reindex, ReindexResult, Remove, Revision, Search, Show, Status, Sync, Undo, VaultStatus,
-)
+from .wire.intake import Import, ImportReport
+from .wire.editing import AddMany, AddNote, Evolve, EvolveResult, History, Remove, Revision, Undo
+from .wire.notes import Add, Block, ListNotes, Search, Show
+from .wire.queue import Process, Queue, QueueResult
+from .wire.vault import Doctor, DoctorReport, Reindex, ReindexResult, Status, Sync, VaultStatus
 
 
 class UntrustedVaultWarning(UserWarning):

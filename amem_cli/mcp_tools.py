@@ -32,7 +32,9 @@ from .errors import AmemError, NotFoundError
 from .operations import Facade
 from .retrieve import MODES
 from .server.worker import QueueWorker, Turn, serving
-from .wire import Add, Block, Boxes as ListBoxes, ListNotes, NoteFile, Search, Show
+from .wire.editing import NoteFile
+from .wire.notes import Add, Block, ListNotes, Search, Show
+from .wire.vault import Boxes as ListBoxes
 
 log = logging.getLogger("amem.mcp")
 

@@ -12,7 +12,7 @@ The rules every way in shares live here, once: when the model's work is queued
 (`_search`); a read sees the files as they are now (`fresh`; the services' own reads
 sync too); what the index could not read is told once (`Facade.problems`).
 
-Adding an operation: a request and its result in `wire.py`, one function here
+Adding an operation: a request and its result in `wire/`, one function here
 registered for the request; the CLI, the server, MCP and the API reach it as they are.
 """
 
@@ -30,11 +30,16 @@ from .errors import UsageError
 from .llm.base import LLM
 from .models import Note, SearchHit
 from .places import INDEX_DIR
-from .wire import (
-    Add, AddMany, AddNote, Block, BlockResult, BoxCount, Boxes, CancelQueued, CancelResult, Config, Doctor,
-    DoctorResult, Edit, Edited, EvolveResult, Evolve, Graph, GraphResult, History, Import, ImportReport, Ingest,
-    IngestReport, Init, InitResult, Job, ListNotes, NoteFile, Process, ProcessResult, Queue, QueueResult, Reindex,
-    ReindexResult, Remove, Request, Revision, Search, Show, Stats, Sync, Undo, VaultStatus, VaultStatusResult,
+from .wire import Request
+from .wire.intake import Import, ImportReport, Ingest, IngestReport
+from .wire.editing import (
+    AddMany, AddNote, Edit, Edited, EvolveResult, Evolve, History, NoteFile, Remove, Revision, Undo,
+)
+from .wire.notes import Add, Block, BlockResult, ListNotes, Search, Show
+from .wire.queue import CancelQueued, CancelResult, Job, Process, ProcessResult, Queue, QueueResult
+from .wire.vault import (
+    BoxCount, Boxes, Config, Doctor, DoctorResult, Graph, GraphResult, Init, InitResult, Reindex, ReindexResult,
+    Stats, Sync, VaultStatus, VaultStatusResult,
 )
 
 Progress = Callable[[int, int | None], None]  # (done, total) of a long operation
@@ -175,7 +180,7 @@ class Added:
 @dataclass
 class Shown:
     note: Note
-    related: dict[str, str | None] | None  # see `wire.ShowResult`
+    related: dict[str, str | None] | None  # see `wire.notes.ShowResult`
 
     def to_dict(self) -> dict[str, Any]:
         return self.note.to_dict() if self.related is None else {**self.note.to_dict(), "related": self.related}

@@ -32,7 +32,7 @@ def confirm_large(session: Session, what: str, notes: int, size: int, *, wait: b
     is large. Raises AmemError when the answer is no. Without a model (`--llm none`)
     there is no long work to warn of: the notes are stored at ~100 a second."""
     from ..llm import no_model
-    from ..wire import Queue
+    from ..wire.queue import Queue
 
     if yes or (notes <= LARGE_NOTES and size <= LARGE_BYTES) or no_model(session.settings().llm):
         return

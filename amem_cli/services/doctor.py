@@ -26,7 +26,7 @@ from ..links import NameTable
 from ..models import Note
 from ..places import hidden
 from ..vault import content_hash
-from ..wire import DoctorReport, Problem, plural
+from ..wire.vault import DoctorReport, Problem, plural
 from .indexer import Indexer
 from .jobs import QUEUED, JobQueue
 
@@ -44,7 +44,7 @@ REBUILD = {"sqlite_integrity", "fts_integrity", "fts_mismatch", "embedder_mismat
 INDEX = {"unindexed_file", "stale_index", "orphaned_index"}
 VECTORS = {"missing_vector", "stale_vector", "orphaned_vector"}
 LINKS = {"missing_backlink", "stale_backlink", "broken_sequence"}
-# (Those only a person can mend: `wire.PERSON`.)
+# (Those only a person can mend: `wire.vault.PERSON`.)
 
 
 @dataclass

@@ -27,7 +27,7 @@ from ..index.sqlite import SqliteIndex
 from ..models import Note
 from ..utf8 import mend
 from ..vault import Vault, content_hash, parse_note_file
-from ..wire import ImportReport
+from ..wire.intake import ImportReport
 from .indexer import Indexer
 from .notes import NOTE_FIELDS, NoteService, new_note, redact_note
 

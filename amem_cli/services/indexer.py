@@ -20,7 +20,7 @@ from ..models import Note, SyncReport
 from ..vault import MAX_NOTE_BYTES, FileStat, Vault, content_hash
 from ..changes import plan_changes
 from ..utf8 import mend
-from ..wire import Status
+from ..wire.vault import Status
 
 EMBED_BATCH = 256
 PREFETCHED = 2048  # texts embedded ahead and not yet used, at most (two import batches and more)

@@ -25,7 +25,7 @@ from typing import Any
 from ..index.sqlite import SqliteIndex
 from ..redact import redact
 from ..transcripts import Message, read, split
-from ..wire import IngestReport
+from ..wire.intake import IngestReport
 from .indexer import Indexer
 from .notes import NoteService
 

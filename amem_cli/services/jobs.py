@@ -10,7 +10,7 @@ import threading
 import time
 
 from ..index.sqlite import SqliteIndex
-from ..wire import QueueSummary
+from ..wire.queue import QueueSummary
 
 # The metadata key a deferred note's file carries until its work is done: the queue
 # lives in the index, which is derived, so the files must say which work is owed.

@@ -3,7 +3,7 @@ uses (links per note, the largest component's diameter, clustering)."""
 
 from __future__ import annotations
 
-from ..wire import GraphStats
+from ..wire.vault import GraphStats
 
 # Exact diameter is all-pairs shortest paths; beyond this size it is estimated.
 EXACT_DIAMETER_NODES = 2000
