@@ -42,15 +42,21 @@ demo: install
 # Elsewhere they run plain (tests/conftest.py still refuses connections off the machine).
 NO_NETWORK := $(shell [ "$$(id -u)" = 0 ] && unshare -n sh -c 'ip link set lo up' 2>/dev/null && echo yes)
 
+# The suite runs on every core (pytest-xdist, -n auto: 2 workers on 2 cores). A test file
+# stays on one worker (--dist loadfile), so what a module builds once (a model, a server)
+# is built once; the slow files are handed out first (tests/conftest.py), so no core is
+# left with one at the end; the 15 slowest tests are named at the end.
+PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadfile --durations=15
+
 test: install-test
 ifneq ($(NO_NETWORK),)
-	unshare -n sh -c 'ip link set lo up && exec $(BIN)/python -m pytest -q'
+	unshare -n sh -c 'ip link set lo up && exec $(PYTEST)'
 else
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
 endif
 
 test-fast: install-test
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests/unit tests/services
+	$(PYTEST) -p no:cacheprovider tests/unit tests/services
 
 # The shell completion scripts in completions/ (committed; a test checks they are current).
 completions: install
