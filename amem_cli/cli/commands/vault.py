@@ -11,7 +11,7 @@ from ...errors import InconsistentError, UsageError
 from ..app import call, command, session
 from ..completions import complete_config_actions, complete_profiles
 from ..options import JsonOpt
-from ..output import console, escape, print_json, queue_line, warn
+from ..output import console, escape, print_json, progress_bar, queue_line, warn
 
 
 @command("init")
@@ -110,14 +110,10 @@ def reindex(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Rebuild the index from the note files and re-embed every note."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from ...wire.vault import Reindex
 
     show = not (quiet or json_output)
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), disable=not show, transient=True
-    ) as bar:
+    with progress_bar(show=show) as bar:
         task = bar.add_task("Indexing", total=None)
 
         def progress(done: int, total: int) -> None:
