@@ -194,3 +194,13 @@ def test_the_warm_server_tells_its_client(run_amem, vault):
     finally:
         run_amem("--dir", vault, "server", "stop", env=env)
     assert os.path.exists(vault / "amem.toml")
+
+
+
+def test_config_names_the_model_in_effect_when_left_to_its_default(run, monkeypatch):
+    monkeypatch.delenv("AMEM_LLM")  # the default: llama.cpp with the bundled model
+    settings, _ = _settings(run)
+    assert settings["llm"] == "llama"
+    assert settings["model"].endswith(".gguf") and "smollm2" in settings["model"].lower()
+    monkeypatch.setenv("AMEM_LLM_URL", "http://127.0.0.1:9/v1")
+    assert _settings(run)[0]["llm"] == "openai"
