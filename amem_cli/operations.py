@@ -18,6 +18,7 @@ registered for the request; the CLI, the server, MCP and the API reach it as the
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -559,7 +560,9 @@ def graph(call: Call, req: Graph) -> GraphResult:
         text = views.to_html(g, f"amem graph of {title}")
     else:
         text = views.render(g, req.format)
-    return GraphResult(text=text, format=req.format, nodes=len(g.nodes), edges=len(g.edges))
+    kinds = [e.kind for e in g.edges]
+    return GraphResult(text=text, format=req.format, notes=len(g.nodes), links=kinds.count("link"),
+                       sequence_links=kinds.count("sequence"))
 
 
 @operation(Sync)
@@ -591,7 +594,16 @@ def doctor(call: Call, req: Doctor) -> DoctorResult:
 
 @operation(Config)
 def config(call: Call, req: Config) -> dict[str, Any]:
+    """The settings in effect, the model among them: a default left unset is named."""
     import dataclasses
 
-    return {k: (str(v) if v is not None and not isinstance(v, (int, float, str)) else v)
-            for k, v in dataclasses.asdict(call.container.settings).items()}
+    shown = {k: (str(v) if v is not None and not isinstance(v, (int, float, str)) else v)
+             for k, v in dataclasses.asdict(call.container.settings).items()}
+    shown["llm"] = shown["llm"] or ("openai" if shown["llm_url"] else "llama")
+    if shown["llm"] == "llama" and not shown["model"]:
+        from .llm.base import LLMError
+        from .llm.llamacpp import default_model_path
+
+        with contextlib.suppress(LLMError):  # not installed: left unset, as the command that loads it says
+            shown["model"] = str(default_model_path())
+    return shown

@@ -67,9 +67,15 @@ class LinkStore:
         sql = "SELECT DISTINCT src, dst, kind FROM links WHERE dst IS NOT NULL ORDER BY src, dst, kind"
         return [tuple(r) for r in self.db.execute(sql)]
 
-    def count(self) -> int:
-        """Links and sequence pointers that name a note."""
-        return self.db.execute("SELECT count(*) FROM links WHERE dst IS NOT NULL").fetchone()[0]
+    def pairs(self) -> dict[str, set[frozenset[str]]]:
+        """The pairs of notes joined by a link ("link": either way, in frontmatter or text,
+        once however many records hold it) and by a sequence ("sequence": previous and
+        next), a note's link to itself left out: what `status`, `stats` and `graph` count."""
+        out: dict[str, set[frozenset[str]]] = {"link": set(), "sequence": set()}
+        for src, dst, kind in self.all():
+            if src != dst:
+                out["sequence" if kind in ("previous", "next") else "link"].add(frozenset((src, dst)))
+        return out
 
     def adjacency(self, ids: Iterable[str]) -> dict[str, set[str]]:
         """Each given note's linked notes, both directions, sequence links included."""

@@ -464,12 +464,14 @@ class Indexer:
         pending = self.pending_changes()
         identity = self.index.get_meta("embedder")
         name, _, dims = identity.rpartition(":") if identity else (None, "", None)
+        pairs = self.index.links.pairs()
         return Status(
             vault=str(self.vault.root),
             notes=len(self.vault.scan()),
             indexed=self.index.notes.count(),
             embedded=self.index.notes.embedded_count(),
-            links=self.index.links.count(),
+            links=len(pairs["link"]),
+            sequence_links=len(pairs["sequence"]),
             boxes=len(self.index.notes.boxes()),
             pending_changes=pending,
             embedding_model=name,

@@ -347,3 +347,12 @@ def show(run, note_id) -> dict:
     res = run("show", note_id, "--json")
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)
+
+
+def test_commands_with_a_progress_bar_print_only_their_result_on_a_pipe(run_amem, vault):
+    """The bar is drawn on a terminal only: stopped on a pipe, it left a blank line."""
+    run_amem("--dir", vault, "--embedder", "fake", "add", "One note to index", check=True)
+    for args, said in ((["reindex"], "Indexed 1 notes, embedded 1.\n"),
+                       (["process"], "Processed 0 notes; 0 still queued.\n")):
+        res = run_amem("--dir", vault, "--embedder", "fake", *args, check=True)
+        assert res.stdout == said
