@@ -176,6 +176,18 @@ def date_words(d: date) -> str:
     return f"{d.isoformat()} {d.day} {d:%B} {d.year} {d:%A}"
 
 
+_DURATION = re.compile(r"(\d+)\s*(s|m|min|h|d|w)", re.IGNORECASE)
+_DURATION_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def duration(text: str) -> timedelta:
+    """A while as written on the command line: 90s, 20m, 12h, 30d, 2w."""
+    m = _DURATION.fullmatch(str(text).strip())
+    if not m or int(m[1]) == 0:
+        raise UsageError(f"not a while: {text!r}", hint="for example 30d, 12h, 2w (s, m, h, d, w)")
+    return timedelta(seconds=int(m[1]) * _DURATION_UNITS[m[2].lower()])
+
+
 # -- the bounds a person types (`--since`, `--until`) ---------------------------------
 
 # `7d`, `2w`, `12h`, `3 days ago`: that long before now.

@@ -62,7 +62,8 @@ class LinkStore:
 
     def all(self) -> list[tuple[str, str, str]]:
         """(source, target, kind) of every link and sequence pointer that names a note,
-        each once, in order. Kind: `link` (frontmatter), `text`, `previous` or `next`."""
+        each once, in order. Kind: `link` (frontmatter), `text`, `previous`, `next`,
+        `supersedes` or `superseded_by`."""
         sql = "SELECT DISTINCT src, dst, kind FROM links WHERE dst IS NOT NULL ORDER BY src, dst, kind"
         return [tuple(r) for r in self.db.execute(sql)]
 
@@ -101,6 +102,7 @@ def index_links(db: sqlite_utils.Database, note: Note, path: str) -> None:
         _resolve_again(db, set(old) | set(names))
     written = [(w, "link") for w in note.links] + [(w, "text") for w in link_names.body_links(note.content)]
     written += [(w, kind) for w, kind in ((note.previous, "previous"), (note.next, "next")) if w]
+    written += [(w, "supersedes") for w in note.supersedes] + [(w, "superseded_by") for w in note.superseded_by]
     rows: dict[tuple[str, str], str] = {}
     for w, kind in written:
         if aim := link_names.target(w):

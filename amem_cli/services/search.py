@@ -23,7 +23,9 @@ from ..retrieve.query import asks_when, keywords, side_asked, substring_terms, t
 from ..text import ASSISTANT_ROLES, USER_ROLES
 from ..time_phrases import StatedTime, named_times
 from ..timeutil import now as current_time
+from ..timeutil import to_utc
 from .indexer import Indexer
+from .supersession import current_first
 
 CACHED_RESULTS = 128
 CACHED_QUERY_VECTORS = 512
@@ -76,12 +78,19 @@ class SearchService:
         until: datetime | None = None,
         floor: bool = False,
         now: datetime | None = None,
+        as_of: datetime | None = None,
+        include_expired: bool = False,
     ) -> list[SearchHit]:
         """The best `limit` notes for the query, best first. `floor`: only notes the query
         matched (see `_floor`), so fewer than `limit` or none; a query of only common
         words ("a", "what is it") then finds nothing (`unsearchable` says why). `now`:
         when the query is asked (default: the current time); the times it names ("four
-        weeks ago", "last Tuesday") are read against it."""
+        weeks ago", "last Tuesday") are read against it.
+
+        A note that supersedes a hit ranks just above it (`supersession.current_first`),
+        and each hit says what it replaces and what replaced it. `as_of`: as things stood
+        then (notes created later, and their supersessions, do not count). Notes expired
+        (by `as_of`, else now) are left out unless `include_expired`."""
         if not query or not query.strip():
             raise UsageError("the query is empty", hint="give some words to search for")
         if mode not in MODES:
@@ -93,28 +102,39 @@ class SearchService:
         self.indexer.sync()
         if mode != "keyword":
             self.indexer.flush_vectors()
+        if as_of is not None:
+            until = as_of if until is None or to_utc(as_of) < to_utc(until) else until
+        hidden = frozenset() if include_expired else frozenset(self.index.notes.expired(as_of or current_time()))
+        filters = NoteFilter(tuple(tags or ()), tuple(boxes or ()), since, until)
         times, topic = named_times(query, now or current_time())
         # A repeated search is answered from memory until anything is written to the index.
         # (The ranking is kept, not the notes: each caller gets notes of its own.)
-        key = (query, limit, mode, tuple(tags or ()), tuple(boxes or ()), since, until, floor, tuple(times),
-               self.index.generation())
+        key = (query, limit, mode, filters, floor, hidden, tuple(times), self.index.generation())
         if key in self._results:
             self._results.move_to_end(key)
             ranked = self._results[key]
         else:
             asked = Asked(query, topic if terms(topic) else query, times)
-            ranked = self._results[key] = self._rank(asked, limit, mode, tags, boxes, since, until, floor)
+            ranked = self._results[key] = self._rank(asked, limit, mode, filters, floor, hidden)
             if len(self._results) > CACHED_RESULTS:
                 self._results.popitem(last=False)
         notes = self.index.notes.get_many(i for i, _, _ in ranked)
-        return [SearchHit(notes[i], score, copy.deepcopy(sources)) for i, score, sources in ranked if i in notes]
+        hits = [SearchHit(notes[i], score, copy.deepcopy(sources)) for i, score, sources in ranked if i in notes]
 
-    def _rank(self, asked: "Asked", limit, mode, tags, boxes, since, until, floor) -> list[tuple[str, float, dict]]:
-        """The best `limit` ids, each with its fused score and what each list said of it."""
+        def allowed(ids):  # a newer note brought in passes the filters too
+            ok = {i for i in ids if i not in hidden}
+            return ok & self.index.notes.ids_matching(filters) if filters else ok
+
+        return current_first(hits, self.index, as_of=as_of, limit=limit, allowed=allowed)
+
+    def _rank(self, asked: "Asked", limit, mode, filters: NoteFilter, floor, hidden: frozenset[str]) -> list[tuple[str, float, dict]]:
+        """The best `limit` ids, each with its fused score and what each list said of it;
+        none of `hidden` (expired notes)."""
         s = self.settings
         query = asked.query
-        filters = NoteFilter(tuple(tags or ()), tuple(boxes or ()), since, until)
         allowed = self.index.notes.ids_matching(filters) if filters else None
+        if hidden:
+            allowed = (allowed if allowed is not None else set(self.index.notes.ids())) - hidden
         depth = max(limit * 5, s.depth)
         fuse = FUSIONS[s.fusion]
 
@@ -129,6 +149,8 @@ class SearchService:
             # cost ~30 ms at 10k notes, and its words find it anyway.
             if len(query.split()) <= SUBSTRING_WORDS or not lists["keyword"]:
                 lists["substring"] = self.index.fulltext.substrings(substring_terms(query), depth, filters)
+            if hidden:
+                lists = {name: [(i, v) for i, v in found if i not in hidden] for name, found in lists.items()}
         if mode != "keyword":
             lists["semantic"] = self._semantic(topic, vector, depth, allowed)
         matched = self._matched(lists) if floor else None

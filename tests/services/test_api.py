@@ -531,6 +531,32 @@ def test_build_context_and_search_floor_leave_unrelated_notes_out(memory):
     assert {n.id for n in memory.retrieve("zeppelin airship", top_k=3)} == {bees, tea, port}
 
 
+def test_the_current_fact_comes_first_in_python(memory):
+    """Issue 38's two cases through `AgentMemory`: the newer note first and the older one
+    marked in `search`; `build_context` gives the current note with what it replaces,
+    the chain with `history=True`, and as things stood with `as_of`."""
+    old = memory.add("Events gateway cut-over scheduled for April 15, 22:00 UTC.", created_at="2024-03-04T10:00")
+    memory.add("The CDN purges run every night at 02:00.", created_at="2024-03-11T10:00")
+    cache = memory.add("Decided to cache API responses with a 10-minute TTL.", created_at="2024-03-01T10:00")
+    new = memory.add("Events gateway cut-over is April 10, not April 15.", created_at="2024-03-28T10:00")
+    changed = memory.add("Caching decision changed (Mar 19): we now cache API responses for 60 minutes, not 10.",
+                         created_at="2024-03-19T10:00")
+    assert new.supersedes == [old.id] and changed.supersedes == [cache.id]
+    for query, (before, after) in (("when is the events gateway cut-over?", (old, new)),
+                                   ("what did we decide about caching?", (cache, changed))):
+        hits = memory.search(query, 5, floor=True)
+        ids = [h.note.id for h in hits]
+        assert ids.index(after.id) < ids.index(before.id)
+        assert hits[ids.index(before.id)].replaced_by[0]["id"] == after.id
+        block = memory.build_context(query)
+        assert f"\n[{after.id}] " in block and f"(replaces {before.id} of " in block and f"\n[{before.id}] " not in block
+        assert "(superseded " in memory.build_context(query, history=True)
+    assert f"\n[{old.id}] " in memory.build_context("when is the events gateway cut-over?", as_of="2024-03-20")
+    assert memory.get(old.id).superseded_by == [new.id]
+    memory.supersede(old.id, new.id, undo=True)
+    assert memory.get(old.id).superseded_by == [] and memory.supersede_suggestions() == []
+
+
 # -- now: the moment a query is asked ---------------------------------------------------
 
 

@@ -442,8 +442,9 @@ def test_a_speaker_after_a_blank_line_is_found(memory):
 def test_date_words_find_a_note_by_month_and_year(memory):
     add_filler(memory)
     target = memory.add("Went to the support group", created_at="2023-05-08T13:56")
-    memory.add("Went to the support group", created_at="2024-05-20T13:56")  # May, other year
-    memory.add("Went to the support group", created_at="2023-07-20T13:56")  # 2023, other month
+    # (the same text again would be that note said again: `AgentMemory.add` records the date)
+    memory.add("Went to the support group again", created_at="2024-05-20T13:56")  # May, other year
+    memory.add("Went to the support group once more", created_at="2023-07-20T13:56")  # 2023, other month
     hits = memory.search("May 2023", top_k=10, mode="keyword")
     assert hits[0].note.id == target.id
     assert hits[0].score > hits[1].score

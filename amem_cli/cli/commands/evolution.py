@@ -45,6 +45,8 @@ def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) ->
         cause = f" after {r.cause}" if r.cause else ""
         by = f" [dim]({escape(r.model)})[/]" if r.model else ""  # none: the deterministic method
         console.print(f"[bold]revision {r.seq}[/] {escape(str(r.at))}{escape(cause)}{by}")
+        if r.change:
+            console.print(f"  {escape(r.change)}")
         before = [f"context: {r.old_context}", f"tags: {', '.join(r.old_tags)}"]
         after = [f"context: {r.new_context}", f"tags: {', '.join(r.new_tags)}"]
         for line in difflib.unified_diff(before, after, "before", "after", lineterm="", n=0):

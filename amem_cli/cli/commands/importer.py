@@ -9,7 +9,7 @@ import typer
 
 from ..app import call, command, session
 from ..confirm import confirm_large
-from ..options import JsonOpt, NoRedactOpt, NoWaitOpt, WaitOpt, YesOpt, local_path
+from ..options import JsonOpt, NoRedactOpt, NoWaitOpt, TtlOpt, WaitOpt, YesOpt, local_path
 from ..output import console, err_console, escape, print_json, printable, progress_bar, tell_queued, wait_choice, warn
 
 
@@ -26,6 +26,7 @@ def import_(
     yes: YesOpt = False,
     batch: Annotated[int, typer.Option("--batch", min=1, help="Notes written, embedded and linked together.")] = 256,
     no_redact: NoRedactOpt = False,
+    ttl: TtlOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Import notes from a JSONL file or a folder of Markdown files.
@@ -49,7 +50,7 @@ def import_(
     confirm_large(session(ctx), f"import {printable(str(path))}", notes, size, wait=wait, yes=yes)
     with progress_bar() as bar:
         task = bar.add_task("Importing", total=None)
-        report = call(ctx, Import(where, wait=wait, batch=batch, redact=not no_redact, stdin=stdin),
+        report = call(ctx, Import(where, wait=wait, batch=batch, redact=not no_redact, stdin=stdin, ttl=ttl),
                       progress=lambda done, total: bar.update(task, completed=done, total=total))
     for problem in report.problems:
         err_console.print(escape(problem))
