@@ -69,6 +69,7 @@ _DURATIONS = {"ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001, "s": 1, 
               "seconds": 1, "min": 60, "mins": 60, "minute": 60, "minutes": 60, "h": 3600, "hr": 3600, "hrs": 3600,
               "hour": 3600, "hours": 3600, "day": 86400, "days": 86400, "week": 604800, "weeks": 604800,
               "month": 2629800, "months": 2629800, "year": 31557600, "years": 31557600, "yrs": 31557600}
+_TEMPERATURES = {"°c": "°c", "c": "°c", "celsius": "°c", "°f": "°f", "f": "°f", "fahrenheit": "°f"}
 _SIZES = {"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
 # A rate ("per month", "a year", "/mo", "annually") is scaled to a year: 4k/month is 48k/year.
 _PER_YEAR = {"second": 31557600, "sec": 31557600, "s": 31557600, "minute": 525960, "min": 525960, "hour": 8766,
@@ -226,22 +227,53 @@ def _noun_phrase(text: str, end: int) -> list[str]:
     return out
 
 
+def _measure(word: str) -> tuple[set[str], float] | None:
+    """(unit, scale) of a word of measure: "min" is 60 seconds, "°C" degrees Celsius."""
+    word = word.casefold().replace(" ", "")
+    if word in _CURRENCIES:
+        return {_CURRENCIES[word]}, 1.0
+    if word in _DURATIONS:
+        return {"seconds"}, _DURATIONS[word]
+    if word in _SIZES:
+        return {"bytes"}, _SIZES[word]
+    if word in _TEMPERATURES:
+        return {_TEMPERATURES[word]}, 1.0
+    return None
+
+
+# A settings key or a label just before a bare number names what it measures: "bake_minutes
+# 35" is a duration, "anneal_temp_c 420" a temperature, "bed 14" a bed.
+_LABEL = re.compile(r"(?<![\w-])([^\W\d][\w]*)\s*[:=]?\s*~?$")
+
+
+LABEL = "="  # marks a unit word that is a label before the number, not a noun it counts
+
+
+def _label_unit(text: str, start: int) -> tuple[set[str], float]:
+    """(unit, scale) a bare number takes from the key or noun just before it: a unit its key
+    ends with (`timeout_ms`), else the key's words ("bed", "anneal temp")."""
+    m = _LABEL.search(text[:start])
+    if not m or is_stopword(m.group(1)) or root(m.group(1)) in GENERIC:
+        return set(), 1.0
+    parts = [p for p in m.group(1).split("_") if p]
+    if len(parts) > 1 and (measured := _measure(parts[-1])):
+        return measured
+    return {LABEL + root(p) for p in parts if not is_stopword(p)}, 1.0
+
+
 def _number_unit(text: str, start: int, end: int) -> tuple[frozenset[str], float, bool]:
     """(unit, scale, a rate) of the number at text[start:end]."""
     rest = text[end:end + 40]
     unit: set[str] = set()
     scale, tail = 1.0, rest
-    m = re.match(r"[\s-]*([A-Za-z€$£]+)", rest)
-    word = m.group(1).casefold() if m else ""
-    if word in _CURRENCIES:
-        unit, tail = {_CURRENCIES[word]}, rest[m.end():]
-    elif word in _DURATIONS:
-        unit, scale, tail = {"seconds"}, _DURATIONS[word], rest[m.end():]
-    elif word in _SIZES:
-        unit, scale, tail = {"bytes"}, _SIZES[word], rest[m.end():]
+    m = re.match(r"[\s-]*(°\s*[CF]\b|[A-Za-z€$£]+)", rest)
+    if m and (measured := _measure(m.group(1))):
+        (unit, scale), tail = measured, rest[m.end():]
     elif counted := _noun_phrase(text, end):
         unit = {root(w) for w in counted}
         tail = rest[rest.casefold().find(counted[0]) + len(counted[0]):]
+    else:
+        unit, scale = _label_unit(text, start)
     per = re.match(r"\s*(?:/|per\s+|an?\s+|each\s+|every\s+)([a-z]+)", tail, re.IGNORECASE)
     rate = bool(per and per.group(1).casefold().rstrip("s") in _PER_YEAR)
     if rate:
@@ -280,6 +312,10 @@ _CLOCK = re.compile(
     r"|\b(?P<word>noon|midnight)\b",
     re.IGNORECASE,
 )
+# A bare hour after a word of time ("at 6", "by 9 tomorrow"), not a count ("at 6 sites").
+_HOUR = re.compile(r"\b(?:at|by|until|till|til|before|after|around)\s+(?P<h>\d{1,2})(?![.,:]\d)(?:\s*o['’]?clock)?"
+                   r"(?=\s*(?:$|[,.;!?)]|sharp\b|(?:today|tomorrow|tonight|on|in|every|each|and|then|for)\b))",
+                   re.IGNORECASE)
 _VERSION = re.compile(r"(?<![\w.])v?(?P<v>\d+(?:\.\d+){1,3})(?![\w.]*\d)|(?<![\w.])v(?P<major>\d+)\b", re.IGNORECASE)
 _NUMBER = re.compile(
     r"(?<![\w.#/-])(?P<cur>[$€£])?~?(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?P<mult>k|mm|m|bn)?(?![a-z0-9])"
@@ -330,6 +366,10 @@ def _clocks(text: str, spans: _Spans) -> list[Value]:
         else:
             minutes = int(m.group("h24")) * 60 + int(m.group("m24"))
         out.append(Value("clock", f"{minutes // 60:02d}:{minutes % 60:02d}", m.group(0)))
+    for m in _HOUR.finditer(text):  # "starts at 6": an hour of the clock, morning or evening
+        if spans.free(*m.span("h")) and int(m.group("h")) <= 12:
+            spans.take(*m.span("h"))
+            out.append(Value("clock", f"~{int(m.group('h')) % 12:02d}:00", m.group("h")))
     return out
 
 
@@ -451,7 +491,8 @@ def _subject(text: str, values: list[Value]) -> set[str]:
 
 
 # Units say how a value is measured, not what it is about: "40GB free" and "16GB of RAM".
-_MEASURES = frozenset(root(w) for w in [*_CURRENCIES, *_DURATIONS, *_SIZES, *_PER_YEAR, *_PERIOD_WORDS] if w.isalpha())
+_MEASURES = frozenset(root(w) for w in [*_CURRENCIES, *_DURATIONS, *_SIZES, *_TEMPERATURES, *_PER_YEAR, *_PERIOD_WORDS]
+                      if w.isalpha())
 
 
 def _ids(text: str) -> dict[str, str]:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from amem_cli.steps.statements import (
-    CLAUSE_END, GENERIC, SHORT_NOTE, Clause, Sentence, Value, is_ordinal, overlap, read, root, speaker, stems,
+    CLAUSE_END, GENERIC, SHORT_NOTE, Clause, Sentence, Value, LABEL, is_ordinal, overlap, read, root, speaker, stems,
 )
 from amem_cli.text import is_stopword
 
@@ -136,9 +136,12 @@ def _compatible(old: Value, new: Value, old_sentence: Sentence, new_clause: Clau
     if old.kind == "number":
         if ("/year" in old.unit) != ("/year" in new.unit):
             return False
-        ou, nu = old.unit - {"/year"}, new.unit - {"/year"}
+        ou, nu = ({u.lstrip(LABEL) for u in v.unit - {"/year"}} for v in (old, new))
         if ou and nu:
             return bool(overlap(ou, nu))
+        if labels := {u.lstrip(LABEL) for u in old.unit if u.startswith(LABEL)}:
+            # "close_temp 18", "bed 12": a bare rival is of that role when its clause names it
+            return bool(overlap(new_clause.subject, labels))  # ("close at 20")
         # a bare number ("down to 7", "cut to 9k") is of the other's unit when its clause
         # speaks of the other's subject
         return (not ou and not nu) or bool(overlap(new_clause.subject, old_sentence.subject))
@@ -151,11 +154,13 @@ def _compatible(old: Value, new: Value, old_sentence: Sentence, new_clause: Clau
 def _differ(old: Value, new: Value) -> bool:
     if old.kind == "date" and "-" in old.norm + new.norm and not ("-" in old.norm and "-" in new.norm):
         return old.norm[:2] != new.norm[:2]  # "31 July" and "end of Sept": another month
+    if old.kind == "clock" and "~" in old.norm + new.norm:  # "at 6" is 6:00 or 18:00
+        return (int(old.norm[-5:-3]) % 12, old.norm[-2:]) != (int(new.norm[-5:-3]) % 12, new.norm[-2:])
     return old.norm != new.norm
 
 
 def _said(value: Value, clause: Clause) -> bool:
-    return any(v.kind == value.kind and v.norm == value.norm for v in clause.values)
+    return any(v.kind == value.kind and not _differ(value, v) for v in clause.values)
 
 
 _DENIED_BEFORE = re.compile(r"(?:\bnot|n['’]t|\bno longer|\binstead of|\bwas|\breplac\w*|\brather than)"

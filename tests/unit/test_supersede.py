@@ -67,3 +67,30 @@ def test_a_change_no_word_announces_is_only_suggested():
 
 def test_the_same_text_is_no_supersession():
     assert judge("Deploys freeze on Fridays.", "Deploys  freeze on Fridays.").decision == NO
+
+
+@pytest.mark.parametrize("old, new, changed", [
+    # a settings key names what its bare number measures: the duration changed, not the temperature
+    ("Kiln schedule: peak_temp_c 1240, hold_minutes 15.", "Kiln schedule updated: hold_minutes 20.", "15 -> 20"),
+    ("Smoker settings: pit_temp_f 225, cook_hours 9.", "Smoker settings changed: cook time now 11 hours.", "9 -> 11"),
+    # a temperature is no duration
+    ("Brine in the fridge at 3 °C, for 48 hours.", "Brine time is now 36 hours.", "48 -> 36"),
+    # a label before a bare number is its role: the closing temperature, not the opening one
+    ("Greenhouse vents: open_temp 24, close_temp 18.", "Greenhouse vents now close at 20.", "18 -> 20"),
+    # "at 7" is a clock time, not the bus's number
+    ("Bus 42 leaves the depot at 7.", "Bus 42 now leaves at 7:20.", "7 -> 7:20"),
+])
+def test_a_value_is_compared_only_with_one_of_its_kind_and_role(old, new, changed):
+    verdict = judge(new, old)
+    assert verdict.decision == SUPERSEDES, verdict
+    assert changed in verdict.reason
+
+
+@pytest.mark.parametrize("old, new", [
+    # the same values in other units or words: nothing changed
+    ("Anneal step: anneal_temp_c 420, anneal_hours 2.", "Wrote the anneal step into the new runbook as 420 °C for 2 h."),
+    ("Backups: retention_days 30, run_at 02:00.", "Updated the wiki page: backups are kept for 30 days and run at 2am."),
+    ("Client timeout: timeout_ms 5000.", "Changed the docs to say the client timeout is 5 s."),
+])
+def test_the_same_values_restated_in_other_words_change_nothing(old, new):
+    assert judge(new, old).decision == NO
