@@ -21,7 +21,7 @@ class Value:
     kind: str  # number, date, clock, version, name, state
     norm: str  # what is compared
     text: str  # as written
-    unit: frozenset[str] = frozenset()  # a number's unit (or the nouns it counts); a state's scales
+    unit: frozenset[str] = frozenset()  # a number's unit (or the nouns it counts); a state's scales; a place's
 
     def __str__(self) -> str:
         return self.text
@@ -191,7 +191,8 @@ _NOT_NAMES = frozenset(
     january february march april may june july august september october november december
     jan feb mar apr jun jul aug sep sept oct nov dec""".split())
 
-_ABBREVIATION = re.compile(r"\b(?:dr|mr|mrs|ms|st|vs|incl|approx|e\.g|i\.e|etc|no|jr|sr|prof)\.$", re.IGNORECASE)
+_ABBREVIATION = re.compile(r"\b(?i:dr|mr|mrs|ms|st|vs|incl|approx|e\.g|i\.e|etc|no|jr|sr|prof)\.$"
+                           r"|(?<![\w.])[A-Z]\.$")  # "R. Marsh": an initial
 _SPEAKER = re.compile(r"^\s*([A-Za-z][\w'-]{0,30})\s*:\s+(?=\S)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[!?])(?=[^\s!?.])|\n+|;\s+")
 CLAUSE_END = re.compile(r",\s+|\s+[-–—]+\s+|\s*\(\s*|\s*\)\s*|:\s+|\s+\b(?:but|so|and then|because|since|though|while)\b\s+",
@@ -464,10 +465,17 @@ def _names(text: str, spans: _Spans, known: set[str]) -> list[Value]:
         if words and m.start() == len(text) - len(text.lstrip()) and words[0] == written[0]:
             if words[0].casefold() not in known and not re.search(r"[A-Z0-9]", words[0][1:]):
                 words = words[1:]
-        name = " ".join(words).strip(" &")
+        # an initial ("J.", "R. Marsh") says no one for sure: the surname is the name
+        name = " ".join(w for w in words if len(w.strip(".")) > 1).strip(" &")
         if name and not name.isdigit():
-            out.append(Value("name", name.casefold(), name))
+            where = _PLACE_BEFORE.search(text[:m.start()])
+            out.append(Value("name", name.casefold(), name, frozenset({"place"} if where else ())))
     return out
+
+
+# A name after these is where or through what something happens ("in Zoom", "at Nonna"), not
+# who holds a role: a place is no rival of a person (the name's unit says which it is).
+_PLACE_BEFORE = re.compile(r"\b(?:in|at|on|via|through|inside)\s+(?:the\s+)?$", re.IGNORECASE)
 
 
 def _capitalised_inside(text: str) -> set[str]:

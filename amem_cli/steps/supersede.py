@@ -265,6 +265,8 @@ def _name_change(old: Sentence, new: Sentence, cue: bool) -> tuple[Value, Value,
             if n.kind != "name" or any(_same_name(n.norm, o.norm) for o in old_names):
                 continue
             for o in old_names:
+                if o.unit != n.unit:
+                    continue  # a place or medium is no rival of a person or a thing
                 denied = _denied(o, new.text)
                 said = [k for k in new.clauses if any(v.kind == "name" and _same_name(o.norm, v.norm) for v in k.values)
                         or re.search(rf"\b{re.escape(o.norm)}\b", k.text.casefold())]

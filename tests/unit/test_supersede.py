@@ -94,3 +94,20 @@ def test_a_value_is_compared_only_with_one_of_its_kind_and_role(old, new, change
 ])
 def test_the_same_values_restated_in_other_words_change_nothing(old, new):
     assert judge(new, old).decision == NO
+
+
+@pytest.mark.parametrize("old, new", [
+    # an initial names no one for sure: "R. Marsh" is Marsh, "J." is not a new holder of the role
+    ("Site lead for the Leeds office is Marsh.", "Leeds office lead now signs as R. Marsh."),
+    ("Night nurse for bay 3 is Hughes.", "Bay 3 night handover now done by J."),
+    # where something happens is no rival of who does it
+    ("Reviewer for the auth PR: Kowalski.", "Auth PR review now happens in Zoom."),
+])
+def test_a_name_is_compared_only_with_a_name_of_its_role(old, new):
+    assert judge(new, old).decision == NO
+
+
+def test_a_new_holder_of_a_role_named_with_an_initial_supersedes():
+    verdict = judge("Leeds office lead is now T. Okoro, Marsh moved to the Bristol office.",
+                    "Site lead for the Leeds office is Marsh.")
+    assert verdict.decision == SUPERSEDES and "Okoro" in verdict.reason
