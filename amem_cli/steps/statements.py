@@ -41,7 +41,7 @@ class Sentence:
     text: str
     clauses: list[Clause]
     subject: set[str] = field(default_factory=set)  # content-word stems, values left out
-    ids: dict[str, str] = field(default_factory=dict)  # head noun -> identifier ("release" -> "4.2")
+    ids: dict[str, set[str]] = field(default_factory=dict)  # head noun -> identifiers ("release" -> {"4.2"})
     heads: dict[str, str] = field(default_factory=dict)  # noun -> the word naming which one ("service" -> "billing")
 
     @property
@@ -88,7 +88,7 @@ ORDINALS = {w: i for i, w in enumerate(
 _ID_HEADS = frozenset(
     "release version sprint pr mr issue ticket bug build milestone phase stage round q quarter room flight gate "
     "floor chapter episode season part region zone node shard replica v session attempt step item page run batch "
-    "test case table figure option number".split())
+    "test case table figure option number order invoice unit flat apartment apt seat lot".split())
 
 def root(word: str) -> str:
     """A word's stem, a short word whole but for a plural's s: the shared stemmer makes
@@ -503,17 +503,26 @@ _MEASURES = frozenset(root(w) for w in [*_CURRENCIES, *_DURATIONS, *_SIZES, *_TE
                       if w.isalpha())
 
 
-def _ids(text: str) -> dict[str, str]:
-    out = {}
-    for m in re.finditer(r"\b([A-Za-z]+)[\s#-]*#?(\d+(?:\.\d+)*)\b|#(\d+)\b|\b([A-Za-z]+)(\d+)\b", text):
-        if m.group(3):
-            out["#"] = m.group(3)
+def identifiers(text: str) -> dict[str, set[str]]:
+    """Head noun -> the identifiers the text gives things of that kind ("release 4.2", "unit
+    4B"; "#301" and "PR #301" are also under "#"; a code, "BA117", "INV-0118", under its letters)."""
+    out: dict[str, set[str]] = {}
+    for m in re.finditer(r"\b([A-Za-z]+)([\s-]*)(#?)(\d+(?:\.\d+)*[A-Za-z]?)\b|#(\d+)\b", text):
+        if m.group(5):
+            out.setdefault("#", set()).add(m.group(5))
             continue
-        head, ident = (m.group(1) or m.group(4)).casefold(), m.group(2) or m.group(5)
+        head, ident = m.group(1).casefold(), m.group(4).casefold()
         head = head[:-1] if head.endswith("s") and head[:-1] in _ID_HEADS else head
-        if head in _ID_HEADS:
-            out[head] = ident
+        if head in _ID_HEADS or _CODE.fullmatch(m.group(0)):
+            out.setdefault(head, set()).add(ident)
+        if m.group(3):
+            out.setdefault("#", set()).add(ident)
     return out
+
+
+# Capitals glued to three digits or more name one thing (a flight, an invoice, a ticket),
+# not a version of it ("GPT-4", "S3" are no codes).
+_CODE = re.compile(r"[A-Z]{2,}-?\d{3,}")
 
 
 def _heads(text: str) -> dict[str, str]:
@@ -546,7 +555,7 @@ def read(text: str) -> tuple[str | None, tuple[Sentence, ...]]:
     for unit in units:
         sentence = Sentence(" ".join(unit), [c for s in unit for c in _clauses(s, known, pieces.index(s))])
         sentence.subject = set().union(*(c.subject for c in sentence.clauses))
-        sentence.ids, sentence.heads = _ids(sentence.text), _heads(sentence.text)
+        sentence.ids, sentence.heads = identifiers(sentence.text), _heads(sentence.text)
         out.append(sentence)
     return who, tuple(out)
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from amem_cli.steps.statements import (
-    CLAUSE_END, GENERIC, SHORT_NOTE, Clause, Sentence, Value, LABEL, is_ordinal, overlap, read, root, speaker, stems,
+    CLAUSE_END, GENERIC, SHORT_NOTE, Clause, Sentence, Value, LABEL, identifiers, is_ordinal, overlap, read, root, speaker, stems,
 )
 from amem_cli.text import is_stopword
 
@@ -110,17 +110,18 @@ def _shared_value(old: Sentence, new: Sentence) -> bool:
 
 
 def _related(old: Sentence, new: Sentence) -> bool:
-    return bool(overlap(old.subject, new.subject)) or _shared_value(old, new) or bool(
-        set(old.ids.items()) & set(new.ids.items()))
+    return bool(overlap(old.subject, new.subject)) or _shared_value(old, new) or any(
+        idents & new.ids.get(head, set()) for head, idents in old.ids.items())
 
 
 def _other_thing(old: Sentence, new: Sentence) -> str | None:
-    """Why two sentences speak of two things of one kind: "release 4.2"/"release 4.3", or
-    "billing service"/"notifications service" (each word naming which one absent from the
-    other note)."""
-    for head, ident in old.ids.items():
-        if head in new.ids and new.ids[head] != ident:
-            return f"{head} {ident} is not {head} {new.ids[head]}"
+    """Why two sentences speak of two things of one kind: "release 4.2"/"release 4.3" (the
+    newer changes only another: "reverted #298; #301 untouched"), or "billing service"/
+    "notifications service" (each word naming which one absent from the other note)."""
+    changing = identifiers(" ".join(c.text for c in new.clauses if c.gate is None))  # not "#301 untouched"
+    for head, idents in old.ids.items():
+        if (others := changing.get(head)) and not others & idents:
+            return f"{head} {min(idents)} is not {head} {min(others)}"
     same = [h for h in old.heads if h in new.heads and old.heads[h] == new.heads[h]]
     for head, which in old.heads.items():
         other = new.heads.get(head)
@@ -370,14 +371,17 @@ def _flipped(old: Sentence, new: Sentence, cue: bool) -> str | None:
 
 def _held(old: Sentence, new: list[Sentence]) -> bool:
     """A sentence of the newer note that changes nothing keeps the older sentence's
-    subject: "Laptops unaffected.", "the .env.example default is unchanged (true)"."""
+    subject or the thing it names: "Laptops unaffected.", "the .env.example default is
+    unchanged (true)", "#301 untouched"."""
     for s in new:
         for part in {c.part for c in s.clauses}:
             clauses = [c for c in s.clauses if c.part == part]
             if _cue(clauses):
                 continue
             for c in clauses:
-                if c.gate == "keeps" and overlap(c.subject, old.subject) and not any(
+                kept = overlap(c.subject, old.subject) or any(  # or the thing it names ("#301 untouched")
+                    idents & old.ids.get(head, set()) for head, idents in identifiers(c.text).items())
+                if c.gate == "keeps" and kept and not any(
                         _compatible(o, n, old, c) and _differ(o, n) for o in old.values if o.kind not in ("name", "state")
                         for n in c.values):
                     return True

@@ -111,3 +111,25 @@ def test_a_new_holder_of_a_role_named_with_an_initial_supersedes():
     verdict = judge("Leeds office lead is now T. Okoro, Marsh moved to the Bristol office.",
                     "Site lead for the Leeds office is Marsh.")
     assert verdict.decision == SUPERSEDES and "Okoro" in verdict.reason
+
+
+@pytest.mark.parametrize("old, new", [
+    # the newer note changes another item of the same kind
+    ("Pull request #512 (rate limiter) merged on Friday.", "Reverted #509 after the outage; #512 untouched."),
+    ("Order 7741 shipped on Monday.", "Cancelled order 7755; 7741 is still on its way."),
+    ("Unit 4B's lease was renewed.", "Unit 4C's lease was terminated."),
+    ("Flight BA117 is delayed.", "Flight BA119 was cancelled."),
+    # it changes something it does not name, and says the older note's item is kept
+    ("Pull request #512 merged into main on Friday.", "Reverted a flaky commit this morning; #512 untouched."),
+])
+def test_a_change_to_another_item_of_a_kind_changes_nothing(old, new):
+    assert judge(new, old).decision == NO
+
+
+@pytest.mark.parametrize("old, new, changed", [
+    ("Issue #12 is open.", "Closed #12 as a duplicate.", "closed"),
+    ("Unit 4B's lease runs to June.", "Unit 4B's lease was terminated early.", "terminated"),
+])
+def test_a_change_to_the_same_item_supersedes(old, new, changed):
+    verdict = judge(new, old)
+    assert verdict.decision == SUPERSEDES and changed in verdict.reason.casefold()
