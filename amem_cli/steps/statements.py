@@ -449,6 +449,8 @@ def _stands_alone(text: str, m: re.Match) -> bool:
     before = text[:m.start()]
     if m.group(0).casefold() in ("down", "off", "on", "open") and re.match(r"\s+(?:to|from|by)\b", text[m.end():], re.I):
         return False  # "down to 7", "off by one"
+    if re.match(r"\s+(?:the\b|[A-Z0-9])", text[m.end():]):
+        return False  # "on Wednesdays", "on the 5th", "on Slack": where or when, no state
     return (not re.match(r"\s*[A-Za-z0-9]", text[m.end():m.end() + 3])
             or bool(re.search(r"(?:\bis|\bare|\bwas|\bnow|\bbe|\bgot|\bto|=|:)\s*$", before, re.IGNORECASE)))
 

@@ -222,9 +222,19 @@ def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value, bool, bool] |
             near = c.subject if said else c.subject | (new.clauses[i - 1].subject if i else set())
             if not overlap(near, old.subject) or said and not _cue([c]):
                 continue
-            for n in c.values:
-                if _compatible(o, n, old, c) and _differ(o, n):
+            for n in c.values:  # (not one the newer clause denies: "from 48k" is what was left)
+                if _compatible(o, n, old, c) and _differ(o, n) and not _denied(n, c.text):
                     return o, n, _cue(new.clauses[max(0, i - 1):i + 1]), _restates(c, next(k for k in old.clauses if o in k.values))
+    return None
+
+
+def _changed_from(value: Value, old: Sentence, new: Sentence) -> Value | None:
+    """Another value of the older value's kind that the newer sentence says it left ("from
+    48k to 52k" after "50k"): what changed is not what the older note states."""
+    for c in new.clauses:
+        for d in c.values:
+            if c.gate is None and _compatible(value, d, old, c) and _differ(value, d) and _denied(d, c.text):
+                return d
     return None
 
 
@@ -281,35 +291,59 @@ def _name_change(old: Sentence, new: Sentence, cue: bool) -> tuple[Value, Value,
     return None
 
 
-def _left_behind(old: Sentence, new: Sentence, *, strict: bool) -> str | None:
+def _left_behind(old: Sentence, new: Sentence, *, strict: bool) -> tuple[str | None, str | None]:
     """'instead of Y', 'switched from Y', 'gave up on Y', 'no longer Y' in a clause that
-    may change something, where Y is something the older note says (`strict`: one of
-    its values or names)."""
+    may change something: (the phrase, where Y is something the older note says, its last
+    word at least (`strict`: one of its values or names); the first Y it does not say: the
+    newer note changes another thing than the older states, "switched from Jenkins" after
+    "deploys go through GitHub Actions"). A Y that is a date or a number ("from Monday") is
+    when the change starts or a value the value rules read, not the thing changed."""
     old_stems = stems(" ".join(v.text for v in old.values) if strict else old.text)
+    other = None
     for c in new.clauses:
         if c.gate is not None:
             continue
         for m in _LEFT_BEHIND.finditer(c.text):
             if m.group(0).casefold().startswith(("from", "over")) and not _CHANGE.search(c.text[:m.start()]):
                 continue  # "from" and "over" leave something behind only after a change word
-            named = stems(m.group(1))
-            if named and overlap(named, old_stems):
-                return m.group(0)
-    return None
+            named = [root(w) for w in re.findall(r"[^\W\d_][^\W_]*", m.group(1).casefold())
+                     if len(w) > 1 and not is_stopword(w) and root(w) not in GENERIC]
+            if not named:
+                continue
+            if overlap({named[-1]}, old_stems):
+                return m.group(0), None
+            if not _typed_in(c, m.group(1)):
+                other = other or re.sub(r"(?:\W+(?:to|with|for|by|on|in|at))?\W*$", "", m.group(1))
+    return None, other
 
 
-def _chosen(old: Sentence, new: Sentence, cue: bool) -> str | None:
+def _typed_in(clause: Clause, text: str) -> bool:
+    """A date, clock time, number or version of the clause is written in `text`."""
+    return any(v.kind not in ("name", "state") and v.text in text for v in clause.values)
+
+
+_TYPED = frozenset({"date", "clock", "number", "version"})
+
+
+def _chosen(old: Sentence, new: Sentence) -> tuple[str, bool] | None:
     """'went with X', 'ended up getting X', 'switched ... to X', 'X instead': X is nothing
-    the older sentence says (the two speak of one thing: the caller checked)."""
+    the older sentence says (the two speak of one thing: the caller checked). (the phrase,
+    whether the older sentence may state what X replaced: not when it states only dates and
+    numbers, a value of another kind than X.) An X that is a date, time or number ("moved to
+    Thursday at 3") is no choice: the value rules compare it with one of its kind."""
+    older_kinds = {v.kind for v in old.values}
+    of_its_kind = not older_kinds or not older_kinds <= _TYPED
     for c in new.clauses:
         if c.gate is not None:
             continue
         for m in _CHOSEN.finditer(c.text):
             picked = stems(m.group(1))
+            if _typed_in(c, " ".join(c.text[m.start(1):].split()[:4])):
+                continue
             if picked and not overlap(picked, old.subject | stems(" ".join(v.text for v in old.values))):
-                return m.group(0)
+                return m.group(0), of_its_kind
     if any(c.gate is None for c in new.clauses) and re.search(r"\binstead\b(?!\s+of)", new.text, re.IGNORECASE):
-        return "instead"
+        return "instead", of_its_kind
     return None
 
 
@@ -395,6 +429,9 @@ def _other_speaker(new_speaker: str | None, old_speaker: str | None, new_text: s
                 and not {new_speaker, old_speaker} & _ROLES and _FIRST_PERSON.search(new_text))
 
 
+_NO_WORD = " (no word of the newer note says it changed)"
+
+
 def judge(new_text: str, old_text: str) -> Verdict:
     """Whether `new_text` supersedes `old_text` (see the module's docstring)."""
     if " ".join(new_text.split()).casefold() == " ".join(old_text.split()).casefold():
@@ -427,7 +464,8 @@ def judge(new_text: str, old_text: str) -> Verdict:
                 if conflict and (conflict[3] or is_ordinal(conflict[1].text)):
                     return Verdict(SUPERSEDES, f"{conflict[0].kind}: {conflict[0]} -> {conflict[1]} (said again)")
                 continue
-            if left := _left_behind(os_, ns, strict=long):
+            left, other = _left_behind(os_, ns, strict=long)
+            if left:
                 return Verdict(SUPERSEDES, f"choice: {left!r}")
             cue = _cue(ns.clauses)
             if move := _state_move(os_, ns):
@@ -435,22 +473,32 @@ def judge(new_text: str, old_text: str) -> Verdict:
             if conflict := _conflict(os_, ns):
                 o, n, said_near, _ = conflict
                 reason = f"{o.kind}: {o} -> {n}"
+                if left_value := _changed_from(o, os_, ns):  # "from 48k to 52k" after "50k"
+                    unsure = unsure or f"{reason} (the newer note changes {left_value}, which the older does not state)"
+                    continue
                 if (said_near if long else cue) or _denied(o, ns.text) or n.unit and is_ordinal(n.text):
                     return Verdict(SUPERSEDES, reason)  # ("my fourth" place: one more)
-                unsure = unsure or reason
+                unsure = unsure or reason + _NO_WORD
             if long:
                 continue  # a long note names many things: only a value it says changed counts
-            for rule, kind in ((_ended, "status"), (_flipped, "yes/no"), (_chosen, "choice")):
+            for rule, kind in ((_ended, "status"), (_flipped, "yes/no")):
                 if found := rule(os_, ns, cue):
                     return Verdict(SUPERSEDES, f"{kind}: {found!r}")
+            # a choice or a name changed, but what was left the older note does not state
+            elsewhere = f" (the newer note changes {other!r}, which the older does not state)" if other else ""
+            if chosen := _chosen(os_, ns):
+                found, of_its_kind = chosen
+                if of_its_kind and not other:
+                    return Verdict(SUPERSEDES, f"choice: {found!r}")
+                unsure = unsure or f"choice: {found!r}" + (elsewhere or " (the older note states no value of its kind)")
             if change := _name_change(os_, ns, cue):
                 o, n, said_near = change
                 reason = f"name: {o} -> {n}"
-                if said_near or _denied(o, ns.text):
+                if (said_near or _denied(o, ns.text)) and not other:
                     return Verdict(SUPERSEDES, reason)
-                unsure = unsure or reason
+                unsure = unsure or reason + (elsewhere or _NO_WORD)
     if unsure:
-        return Verdict(UNSURE, f"{unsure} (no word of the newer note says it changed)")
+        return Verdict(UNSURE, unsure)
     return Verdict(NO, why_not)
 
 

@@ -133,3 +133,37 @@ def test_a_change_to_another_item_of_a_kind_changes_nothing(old, new):
 def test_a_change_to_the_same_item_supersedes(old, new, changed):
     verdict = judge(new, old)
     assert verdict.decision == SUPERSEDES and changed in verdict.reason.casefold()
+
+
+@pytest.mark.parametrize("old, new", [
+    # the newer note says what it left, and the older note does not state it
+    ("Deploys go through GitHub Actions.", "Deploys now go through Buildkite, switched from Jenkins."),
+    ("The marketing site is hosted on Netlify.", "Marketing site switched from Heroku to Vercel."),
+    ("The budget for the offsite is 50k.", "Offsite budget moved from 48k to 52k."),
+    # "switched to X" where the older note states no value of X's kind (only a day and a time)
+    ("Choir practice is on Wednesdays at 7pm.", "Choir switched to the new hymn book."),
+    ("Rent is paid on the 1st of each month.", "Switched rent payments to autopay."),
+])
+def test_a_change_of_what_the_older_note_does_not_state_is_only_suggested(old, new):
+    assert judge(new, old).decision == UNSURE
+
+
+@pytest.mark.parametrize("old, new", [
+    # a time moved to, where the older note states a room: the value rules find no time to change
+    ("Physio for Dad is in room 3 at the clinic.", "Dad's physio moved to Thursday at 3."),
+    ("Mr Diaz is in bed 12 on ward 5.", "Mr Diaz's obs are now due at 6."),
+    # what is replaced is not what the older note states
+    ("The kitchen sink drains slowly.", "Replacing the kitchen tap with a Grohe one on Saturday."),
+])
+def test_a_change_of_another_value_than_the_older_states_is_no_supersession(old, new):
+    assert judge(new, old).decision == NO
+
+
+@pytest.mark.parametrize("old, new, changed", [
+    ("The project uses Jest for unit tests.", "Migrated the unit tests from Jest to Vitest.", "jest"),
+    ("Mum's pharmacy is Boots on the high street.", "Mum moved her prescriptions from Boots to Lloyds.", "boots"),
+    ("Team notes live in Confluence.", "Switched the team notes to Notion.", "notion"),
+])
+def test_a_change_from_what_the_older_note_states_supersedes(old, new, changed):
+    verdict = judge(new, old)
+    assert verdict.decision == SUPERSEDES and changed in verdict.reason.casefold()
