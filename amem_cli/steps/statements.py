@@ -507,8 +507,11 @@ _MEASURES = frozenset(root(w) for w in [*_CURRENCIES, *_DURATIONS, *_SIZES, *_TE
 
 def identifiers(text: str) -> dict[str, set[str]]:
     """Head noun -> the identifiers the text gives things of that kind ("release 4.2", "unit
-    4B"; "#301" and "PR #301" are also under "#"; a code, "BA117", "INV-0118", under its letters)."""
+    4B"; "#301" and "PR #301" are also under "#"; a code, "BA117", "INV-0118", under its letters;
+    a key written with underscores, "dark_mode", under "_")."""
     out: dict[str, set[str]] = {}
+    for key in re.findall(r"(?<![\w.])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b", text):
+        out.setdefault("_", set()).add(key.casefold())  # a settings key or flag: dark_mode, ACCESS_TOKEN_TTL
     for m in re.finditer(r"\b([A-Za-z]+)([\s-]*)(#?)(\d+(?:\.\d+)*[A-Za-z]?)\b|#(\d+)\b", text):
         if m.group(5):
             out.setdefault("#", set()).add(m.group(5))
@@ -562,12 +565,16 @@ def read(text: str) -> tuple[str | None, tuple[Sentence, ...]]:
     return who, tuple(out)
 
 
+_KEY_VALUE = re.compile(r"\b([A-Za-z]\w*_\w+)\s*:\s+(?=[~$€£]?\d)")
+
+
 def _clauses(sentence: str, known: set[str], part: int) -> list[Clause]:
     asks = bool(_QUESTION_START.match(sentence) and sentence.endswith("?"))
     bids = bool(_REQUEST.match(sentence))  # "Replace each note's context...": a request, in a newer note
 
     supposes = bool(_SUPPOSES.search(sentence))
     out = []
+    sentence = _KEY_VALUE.sub(r"\1 ", sentence)  # "anneal_hours: 2" is one clause: the key names the value
     for c in (c.strip() for c in CLAUSE_END.split(sentence)):
         if not c:
             continue

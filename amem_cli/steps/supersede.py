@@ -121,7 +121,8 @@ def _other_thing(old: Sentence, new: Sentence) -> str | None:
     changing = identifiers(" ".join(c.text for c in new.clauses if c.gate is None))  # not "#301 untouched"
     for head, idents in old.ids.items():
         if (others := changing.get(head)) and not others & idents:
-            return f"{head} {min(idents)} is not {head} {min(others)}"
+            named = "{}" if head == "_" else "#{}" if head == "#" else f"{head} {{}}"
+            return f"{named.format(min(idents))} is not {named.format(min(others))}"
     same = [h for h in old.heads if h in new.heads and old.heads[h] == new.heads[h]]
     for head, which in old.heads.items():
         other = new.heads.get(head)

@@ -75,6 +75,8 @@ def test_the_same_text_is_no_supersession():
     ("Smoker settings: pit_temp_f 225, cook_hours 9.", "Smoker settings changed: cook time now 11 hours.", "9 -> 11"),
     # a temperature is no duration
     ("Brine in the fridge at 3 °C, for 48 hours.", "Brine time is now 36 hours.", "48 -> 36"),
+    # ... also written "key: value"
+    ("Reflow: peak_temp_c: 245, time_above_liquidus_s: 60", "Reflow profile now time_above_liquidus_s: 75", "60 -> 75"),
     # a label before a bare number is its role: the closing temperature, not the opening one
     ("Greenhouse vents: open_temp 24, close_temp 18.", "Greenhouse vents now close at 20.", "18 -> 20"),
     # "at 7" is a clock time, not the bus's number
@@ -91,6 +93,7 @@ def test_a_value_is_compared_only_with_one_of_its_kind_and_role(old, new, change
     ("Anneal step: anneal_temp_c 420, anneal_hours 2.", "Wrote the anneal step into the new runbook as 420 °C for 2 h."),
     ("Backups: retention_days 30, run_at 02:00.", "Updated the wiki page: backups are kept for 30 days and run at 2am."),
     ("Client timeout: timeout_ms 5000.", "Changed the docs to say the client timeout is 5 s."),
+    ('Oven config: {"bake_temp_c": 180, "bake_minutes": 25}', "Reprinted the oven card, it now says 180 °C for 25 min."),
 ])
 def test_the_same_values_restated_in_other_words_change_nothing(old, new):
     assert judge(new, old).decision == NO
@@ -119,6 +122,7 @@ def test_a_new_holder_of_a_role_named_with_an_initial_supersedes():
     ("Order 7741 shipped on Monday.", "Cancelled order 7755; 7741 is still on its way."),
     ("Unit 4B's lease was renewed.", "Unit 4C's lease was terminated."),
     ("Flight BA117 is delayed.", "Flight BA119 was cancelled."),
+    ("Feature flag dark_mode is enabled.", "Disabled the beta_search flag."),
     # it changes something it does not name, and says the older note's item is kept
     ("Pull request #512 merged into main on Friday.", "Reverted a flaky commit this morning; #512 untouched."),
 ])
@@ -129,6 +133,7 @@ def test_a_change_to_another_item_of_a_kind_changes_nothing(old, new):
 @pytest.mark.parametrize("old, new, changed", [
     ("Issue #12 is open.", "Closed #12 as a duplicate.", "closed"),
     ("Unit 4B's lease runs to June.", "Unit 4B's lease was terminated early.", "terminated"),
+    ("Feature flag dark_mode is enabled.", "Disabled dark_mode after the complaints.", "disabled"),
 ])
 def test_a_change_to_the_same_item_supersedes(old, new, changed):
     verdict = judge(new, old)
