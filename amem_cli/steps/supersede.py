@@ -90,8 +90,8 @@ _LEFT_BEHIND = re.compile(
 # "X" after these is what was chosen in the end.
 _CHOSEN = re.compile(
     r"\b(?:went with|going with|go with|ended up (?:with|getting|going with|choosing|picking|buying|using)?|chose|"
-    r"picked|settled on|decided on|opted for|(?:switch|mov|migrat|chang)\w* (?:\w+ ){0,3}?to|is now|are now)\s+"
-    r"(?:the |our |my |a |an )?([\w'’.+-]+(?:\s+[\w'’.+-]+)?)",
+    r"picked|settled on|decided on|opted for|(?:switch|mov|migrat|chang)\w* (?P<thing>(?:\w+ ){0,3}?)to|is now|are now)\s+"
+    r"(?:the |our |my |a |an )?(?P<picked>[\w'’.+-]+(?:\s+[\w'’.+-]+)?)",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|n['’]t|dont|didnt|doesnt|isnt|wasnt|cant)\b", re.IGNORECASE)
@@ -139,10 +139,12 @@ def _compatible(old: Value, new: Value, old_sentence: Sentence, new_clause: Clau
         if ("/year" in old.unit) != ("/year" in new.unit):
             return False
         ou, nu = ({u.lstrip(LABEL) for u in v.unit - {"/year"}} for v in (old, new))
+        labels, new_labels = ({u.lstrip(LABEL) for u in v.unit if u.startswith(LABEL)} for v in (old, new))
+        if labels and new_labels:  # "bed_temp 70" is no "nozzle_temp 215": one names the other's role whole
+            return overlap(labels, new_labels) == labels or overlap(new_labels, labels) == new_labels
         if ou and nu:
             return bool(overlap(ou, nu))
-        if labels := {u.lstrip(LABEL) for u in old.unit if u.startswith(LABEL)}:
-            # "close_temp 18", "bed 12": a bare rival is of that role when its clause names it
+        if labels:  # "close_temp 18", "bed 12": a bare rival is of that role when its clause names it
             return bool(overlap(new_clause.subject, labels))  # ("close at 20")
         # a bare number ("down to 7", "cut to 9k") is of the other's unit when its clause
         # speaks of the other's subject
@@ -328,7 +330,8 @@ _TYPED = frozenset({"date", "clock", "number", "version"})
 
 def _chosen(old: Sentence, new: Sentence) -> tuple[str, bool] | None:
     """'went with X', 'ended up getting X', 'switched ... to X', 'X instead': X is nothing
-    the older sentence says (the two speak of one thing: the caller checked). (the phrase,
+    the older sentence says, and what was switched (the words before X's verb, or between
+    it and "to") something it speaks of. (the phrase,
     whether the older sentence may state what X replaced: not when it states only dates and
     numbers, a value of another kind than X.) An X that is a date, time or number ("moved to
     Thursday at 3") is no choice: the value rules compare it with one of its kind."""
@@ -338,8 +341,15 @@ def _chosen(old: Sentence, new: Sentence) -> tuple[str, bool] | None:
         if c.gate is not None:
             continue
         for m in _CHOSEN.finditer(c.text):
-            picked = stems(m.group(1))
-            if _typed_in(c, " ".join(c.text[m.start(1):].split()[:4])):
+            picked = stems(m.group("picked"))
+            if _typed_in(c, " ".join(c.text[m.start("picked"):].split()[:4])):
+                continue
+            # what is switched ("switched the office heating to X", "office heating is now X")
+            # is something the older sentence speaks of
+            switched = re.sub(r"\bfrom\b.*", "", m.group("thing") or "").strip() or c.text[:m.start()]
+            thing = [w for w in re.findall(r"[^\W\d_][^\W_]*", switched)
+                     if len(w) > 1 and not is_stopword(w) and root(w) not in GENERIC]
+            if thing and not overlap({root(thing[-1])}, old.subject):
                 continue
             if picked and not overlap(picked, old.subject | stems(" ".join(v.text for v in old.values))):
                 return m.group(0), of_its_kind

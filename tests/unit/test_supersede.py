@@ -77,6 +77,8 @@ def test_the_same_text_is_no_supersession():
     ("Brine in the fridge at 3 °C, for 48 hours.", "Brine time is now 36 hours.", "48 -> 36"),
     # ... also written "key: value"
     ("Reflow: peak_temp_c: 245, time_above_liquidus_s: 60", "Reflow profile now time_above_liquidus_s: 75", "60 -> 75"),
+    # two keys name two roles though they share a word
+    ("Printer profile: nozzle_temp 215, bed_temp 60.", "Printer profile updated: bed_temp 70.", "60 -> 70"),
     # a label before a bare number is its role: the closing temperature, not the opening one
     ("Greenhouse vents: open_temp 24, close_temp 18.", "Greenhouse vents now close at 20.", "18 -> 20"),
     # "at 7" is a clock time, not the bus's number
@@ -147,7 +149,7 @@ def test_a_change_to_the_same_item_supersedes(old, new, changed):
     ("The budget for the offsite is 50k.", "Offsite budget moved from 48k to 52k."),
     # "switched to X" where the older note states no value of X's kind (only a day and a time)
     ("Choir practice is on Wednesdays at 7pm.", "Choir switched to the new hymn book."),
-    ("Rent is paid on the 1st of each month.", "Switched rent payments to autopay."),
+    ("Rent is due on the 1st of each month.", "Switched the rent to autopay."),
 ])
 def test_a_change_of_what_the_older_note_does_not_state_is_only_suggested(old, new):
     assert judge(new, old).decision == UNSURE
@@ -157,8 +159,9 @@ def test_a_change_of_what_the_older_note_does_not_state_is_only_suggested(old, n
     # a time moved to, where the older note states a room: the value rules find no time to change
     ("Physio for Dad is in room 3 at the clinic.", "Dad's physio moved to Thursday at 3."),
     ("Mr Diaz is in bed 12 on ward 5.", "Mr Diaz's obs are now due at 6."),
-    # what is replaced is not what the older note states
+    # what is replaced, or switched, is not what the older note states
     ("The kitchen sink drains slowly.", "Replacing the kitchen tap with a Grohe one on Saturday."),
+    ("We switched the office coffee to oat milk.", "Office heating switched to the winter schedule."),
 ])
 def test_a_change_of_another_value_than_the_older_states_is_no_supersession(old, new):
     assert judge(new, old).decision == NO
