@@ -18,10 +18,17 @@ reading of ordinary language, not a list of cases:
 - Notes about another thing are not compared: another release ("release 4.2"/"4.3"),
   another of a kind ("billing service"/"notifications service"), another person speaking
   of themselves.
+- Notes about another item of a kind are not compared either: the newer note's changing
+  clauses name another ("reverted #298; #301 untouched", order 7755, unit 4C, BA119,
+  beta_search), or a clause that keeps names the older note's item ("#301 untouched").
 - A value is a number with its unit (a rate a month and a year compare), a date, a clock
   time, a version, a name, or a state (approved/rejected, on/off, pending/done). Two values
   conflict when they are of one kind and unit, differ once normalised ("1k" is 1000,
-  "3:30am" is 03:30), and their sentences share a subject word (or a value).
+  "3:30am" is 03:30, "anneal_hours 2" is "2 h", "timeout_ms 5000" is "5 s"), and their
+  sentences share a subject word (or a value). A bare number's role is the key or noun
+  just before it ("bed 12", "close_temp 18"): it is compared only with a value of that role;
+  "at 6" is a clock time. A name is compared only with a name of its role: an initial ("J.")
+  names no one, a place or medium ("in Zoom") is no rival of who holds a role.
 - A conflict is a supersession when the newer sentence says a change happened: a change
   word ("moved", "switched", "now", "new", "pushed", "bumped"), the older value denied ("not
   April 15", "from 48k to 52k"), or the state moved on (pending -> done, on -> off). A
@@ -31,6 +38,10 @@ reading of ordinary language, not a list of cases:
 - Some changes need no typed value: "X instead of Y", "switched from Y", "gave up on Y",
   "Y is cancelled", "went with X" after a plan of something else, or a thing the older
   note denies now asserted ("no pre-commit hooks" -> "installed pre-commit").
+- The older note must state what changed: "switched from Y" or "from 48k to 52k" with a Y
+  (48k) it does not state, or "switched to X" after a note of only dates and numbers, is
+  `unsure`; "switched the heating to X" after a note about the coffee, or "moved to Thursday"
+  after a note stating a room, is no change of it.
 """
 
 from __future__ import annotations
