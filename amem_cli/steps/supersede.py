@@ -230,11 +230,15 @@ def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value, bool, bool] |
         said = [c for c in new.clauses if _said(o, c) and not _denied(o, c.text)]
         if any(c.gate == "keeps" for c in said):
             continue
+        # what the older value is said of: its clause's words, or the one's before ("Check-in
+        # opens at 3, cabin 5": 3 is of check-in, not of the cabin)
+        at = next(k for k, clause in enumerate(old.clauses) if o in clause.values)
+        own = old.clauses[at].subject | (old.clauses[at - 1].subject if at else set()) or old.subject
         for i, c in enumerate(new.clauses):
             if c.gate is not None or c in said:
                 continue
             near = c.subject if said else c.subject | (new.clauses[i - 1].subject if i else set())
-            if not overlap(near, old.subject) or said and not _cue([c]):
+            if not overlap(near, own) or said and not _cue([c]):
                 continue
             for n in c.values:  # (not one the newer clause denies: "from 48k" is what was left)
                 if _compatible(o, n, old, c) and _differ(o, n) and not _denied(n, c.text):
