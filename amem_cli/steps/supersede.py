@@ -366,6 +366,10 @@ def _chosen(old: Sentence, new: Sentence) -> tuple[str, bool] | None:
                      if len(w) > 1 and not is_stopword(w) and root(w) not in GENERIC]
             if thing and not overlap({root(thing[-1])}, old.subject):
                 continue
+            # "switched to a new dentist": the role itself is named, and must be the older note's
+            role = re.match(r"(?:new|another|different)\s+([^\W\d_]+)", m.group("picked"), re.IGNORECASE)
+            if role and not overlap({root(role.group(1))}, old.subject):
+                continue
             if picked and not overlap(picked, old.subject | stems(" ".join(v.text for v in old.values))):
                 return m.group(0), of_its_kind
     if any(c.gate is None for c in new.clauses) and re.search(r"\binstead\b(?!\s+of)", new.text, re.IGNORECASE):
