@@ -245,8 +245,6 @@ def _measure(word: str) -> tuple[set[str], float] | None:
 # A settings key or a label just before a bare number names what it measures: "bake_minutes
 # 35" is a duration, "anneal_temp_c 420" a temperature, "bed 14" a bed.
 _LABEL = re.compile(r"(?<![\w-])([^\W\d][\w]*)\s*[:=]?\s*~?$")
-
-
 LABEL = "="  # marks a unit word that is a label before the number, not a noun it counts
 
 

@@ -242,7 +242,7 @@ def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value, bool, bool] |
                 continue
             for n in c.values:  # (not one the newer clause denies: "from 48k" is what was left)
                 if _compatible(o, n, old, c) and _differ(o, n) and not _denied(n, c.text):
-                    return o, n, _cue(new.clauses[max(0, i - 1):i + 1]), _restates(c, next(k for k in old.clauses if o in k.values))
+                    return o, n, _cue(new.clauses[max(0, i - 1):i + 1]), _restates(c, old.clauses[at])
     return None
 
 
