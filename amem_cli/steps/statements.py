@@ -311,8 +311,9 @@ _CLOCK = re.compile(
     r"|\b(?P<word>noon|midnight)\b",
     re.IGNORECASE,
 )
-# A bare hour after a word of time ("at 6", "by 9 tomorrow"), not a count ("at 6 sites").
-_HOUR = re.compile(r"\b(?:at|by|until|till|til|before|after|around)\s+(?P<h>\d{1,2})(?![.,:]\d)(?:\s*o['’]?clock)?"
+# A bare hour after a word of time ("at 6", "by 9 tomorrow"), not a count ("at 6 sites"),
+# nor an amount ("down by 2").
+_HOUR = re.compile(r"\b(?P<word>at|by|until|till|til|before|after|around)\s+(?P<h>\d{1,2})(?![.,:]\d)(?:\s*o['’]?clock)?"
                    r"(?=\s*(?:$|[,.;!?)]|sharp\b|(?:today|tomorrow|tonight|on|in|every|each|and|then|for)\b))",
                    re.IGNORECASE)
 _VERSION = re.compile(r"(?<![\w.])v?(?P<v>\d+(?:\.\d+){1,3})(?![\w.]*\d)|(?<![\w.])v(?P<major>\d+)\b", re.IGNORECASE)
@@ -366,6 +367,8 @@ def _clocks(text: str, spans: _Spans) -> list[Value]:
             minutes = int(m.group("h24")) * 60 + int(m.group("m24"))
         out.append(Value("clock", f"{minutes // 60:02d}:{minutes % 60:02d}", m.group(0)))
     for m in _HOUR.finditer(text):  # "starts at 6": an hour of the clock, morning or evening
+        if m.group("word").casefold() == "by" and re.search(r"(?:ed|down|up|off|out)\s+$", text[:m.start()], re.I):
+            continue  # "cut by 2", "down by 2": an amount
         if spans.free(*m.span("h")) and int(m.group("h")) <= 12:
             spans.take(*m.span("h"))
             out.append(Value("clock", f"~{int(m.group('h')) % 12:02d}:00", m.group("h")))
