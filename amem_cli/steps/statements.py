@@ -21,7 +21,7 @@ class Value:
     kind: str  # number, date, clock, version, name, state
     norm: str  # what is compared
     text: str  # as written
-    unit: frozenset[str] = frozenset()  # a number's unit (or the nouns it counts); a state's scales
+    unit: frozenset[str] = frozenset()  # a number's unit (or the nouns it counts); a state's scales; a place's
 
     def __str__(self) -> str:
         return self.text
@@ -41,7 +41,7 @@ class Sentence:
     text: str
     clauses: list[Clause]
     subject: set[str] = field(default_factory=set)  # content-word stems, values left out
-    ids: dict[str, str] = field(default_factory=dict)  # head noun -> identifier ("release" -> "4.2")
+    ids: dict[str, set[str]] = field(default_factory=dict)  # head noun -> identifiers ("release" -> {"4.2"})
     heads: dict[str, str] = field(default_factory=dict)  # noun -> the word naming which one ("service" -> "billing")
 
     @property
@@ -69,6 +69,7 @@ _DURATIONS = {"ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001, "s": 1, 
               "seconds": 1, "min": 60, "mins": 60, "minute": 60, "minutes": 60, "h": 3600, "hr": 3600, "hrs": 3600,
               "hour": 3600, "hours": 3600, "day": 86400, "days": 86400, "week": 604800, "weeks": 604800,
               "month": 2629800, "months": 2629800, "year": 31557600, "years": 31557600, "yrs": 31557600}
+_TEMPERATURES = {"°c": "°c", "c": "°c", "celsius": "°c", "°f": "°f", "f": "°f", "fahrenheit": "°f"}
 _SIZES = {"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
 # A rate ("per month", "a year", "/mo", "annually") is scaled to a year: 4k/month is 48k/year.
 _PER_YEAR = {"second": 31557600, "sec": 31557600, "s": 31557600, "minute": 525960, "min": 525960, "hour": 8766,
@@ -87,7 +88,7 @@ ORDINALS = {w: i for i, w in enumerate(
 _ID_HEADS = frozenset(
     "release version sprint pr mr issue ticket bug build milestone phase stage round q quarter room flight gate "
     "floor chapter episode season part region zone node shard replica v session attempt step item page run batch "
-    "test case table figure option number".split())
+    "test case table figure option number order invoice unit flat apartment apt seat lot".split())
 
 def root(word: str) -> str:
     """A word's stem, a short word whole but for a plural's s: the shared stemmer makes
@@ -190,7 +191,8 @@ _NOT_NAMES = frozenset(
     january february march april may june july august september october november december
     jan feb mar apr jun jul aug sep sept oct nov dec""".split())
 
-_ABBREVIATION = re.compile(r"\b(?:dr|mr|mrs|ms|st|vs|incl|approx|e\.g|i\.e|etc|no|jr|sr|prof)\.$", re.IGNORECASE)
+_ABBREVIATION = re.compile(r"\b(?i:dr|mr|mrs|ms|st|vs|incl|approx|e\.g|i\.e|etc|no|jr|sr|prof)\.$"
+                           r"|(?<![\w.])[A-Z]\.$")  # "R. Marsh": an initial
 _SPEAKER = re.compile(r"^\s*([A-Za-z][\w'-]{0,30})\s*:\s+(?=\S)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[!?])(?=[^\s!?.])|\n+|;\s+")
 CLAUSE_END = re.compile(r",\s+|\s+[-–—]+\s+|\s*\(\s*|\s*\)\s*|:\s+|\s+\b(?:but|so|and then|because|since|though|while)\b\s+",
@@ -226,22 +228,51 @@ def _noun_phrase(text: str, end: int) -> list[str]:
     return out
 
 
+def _measure(word: str) -> tuple[set[str], float] | None:
+    """(unit, scale) of a word of measure: "min" is 60 seconds, "°C" degrees Celsius."""
+    word = word.casefold().replace(" ", "")
+    if word in _CURRENCIES:
+        return {_CURRENCIES[word]}, 1.0
+    if word in _DURATIONS:
+        return {"seconds"}, _DURATIONS[word]
+    if word in _SIZES:
+        return {"bytes"}, _SIZES[word]
+    if word in _TEMPERATURES:
+        return {_TEMPERATURES[word]}, 1.0
+    return None
+
+
+# A settings key or a label just before a bare number names what it measures: "bake_minutes
+# 35" is a duration, "anneal_temp_c 420" a temperature, "bed 14" a bed.
+_LABEL = re.compile(r"(?<![\w-])([^\W\d][\w]*)\s*[:=]?\s*~?$")
+LABEL = "="  # marks a unit word that is a label before the number, not a noun it counts
+
+
+def _label_unit(text: str, start: int) -> tuple[set[str], float]:
+    """(unit, scale) a bare number takes from the key or noun just before it: a unit its key
+    ends with (`timeout_ms`), else the key's words ("bed", "anneal temp")."""
+    m = _LABEL.search(text[:start])
+    if not m or is_stopword(m.group(1)) or root(m.group(1)) in GENERIC:
+        return set(), 1.0
+    parts = [p for p in m.group(1).split("_") if p]
+    if len(parts) > 1 and (measured := _measure(parts[-1])):
+        return measured
+    return {LABEL + root(p) for p in parts if not is_stopword(p)}, 1.0
+
+
 def _number_unit(text: str, start: int, end: int) -> tuple[frozenset[str], float, bool]:
     """(unit, scale, a rate) of the number at text[start:end]."""
     rest = text[end:end + 40]
     unit: set[str] = set()
     scale, tail = 1.0, rest
-    m = re.match(r"[\s-]*([A-Za-z€$£]+)", rest)
-    word = m.group(1).casefold() if m else ""
-    if word in _CURRENCIES:
-        unit, tail = {_CURRENCIES[word]}, rest[m.end():]
-    elif word in _DURATIONS:
-        unit, scale, tail = {"seconds"}, _DURATIONS[word], rest[m.end():]
-    elif word in _SIZES:
-        unit, scale, tail = {"bytes"}, _SIZES[word], rest[m.end():]
+    m = re.match(r"[\s-]*(°\s*[CF]\b|[A-Za-z€$£]+)", rest)
+    if m and (measured := _measure(m.group(1))):
+        (unit, scale), tail = measured, rest[m.end():]
     elif counted := _noun_phrase(text, end):
         unit = {root(w) for w in counted}
         tail = rest[rest.casefold().find(counted[0]) + len(counted[0]):]
+    else:
+        unit, scale = _label_unit(text, start)
     per = re.match(r"\s*(?:/|per\s+|an?\s+|each\s+|every\s+)([a-z]+)", tail, re.IGNORECASE)
     rate = bool(per and per.group(1).casefold().rstrip("s") in _PER_YEAR)
     if rate:
@@ -280,6 +311,11 @@ _CLOCK = re.compile(
     r"|\b(?P<word>noon|midnight)\b",
     re.IGNORECASE,
 )
+# A bare hour after a word of time ("at 6", "by 9 tomorrow"), not a count ("at 6 sites"),
+# nor an amount ("down by 2").
+_HOUR = re.compile(r"\b(?P<word>at|by|until|till|til|before|after|around)\s+(?P<h>\d{1,2})(?![.,:]\d)(?:\s*o['’]?clock)?"
+                   r"(?=\s*(?:$|[,.;!?)]|sharp\b|(?:today|tomorrow|tonight|on|in|every|each|and|then|for)\b))",
+                   re.IGNORECASE)
 _VERSION = re.compile(r"(?<![\w.])v?(?P<v>\d+(?:\.\d+){1,3})(?![\w.]*\d)|(?<![\w.])v(?P<major>\d+)\b", re.IGNORECASE)
 _NUMBER = re.compile(
     r"(?<![\w.#/-])(?P<cur>[$€£])?~?(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?P<mult>k|mm|m|bn)?(?![a-z0-9])"
@@ -330,6 +366,12 @@ def _clocks(text: str, spans: _Spans) -> list[Value]:
         else:
             minutes = int(m.group("h24")) * 60 + int(m.group("m24"))
         out.append(Value("clock", f"{minutes // 60:02d}:{minutes % 60:02d}", m.group(0)))
+    for m in _HOUR.finditer(text):  # "starts at 6": an hour of the clock, morning or evening
+        if m.group("word").casefold() == "by" and re.search(r"(?:ed|down|up|off|out)\s+$", text[:m.start()], re.I):
+            continue  # "cut by 2", "down by 2": an amount
+        if spans.free(*m.span("h")) and int(m.group("h")) <= 12:
+            spans.take(*m.span("h"))
+            out.append(Value("clock", f"~{int(m.group('h')) % 12:02d}:00", m.group("h")))
     return out
 
 
@@ -408,6 +450,8 @@ def _stands_alone(text: str, m: re.Match) -> bool:
     before = text[:m.start()]
     if m.group(0).casefold() in ("down", "off", "on", "open") and re.match(r"\s+(?:to|from|by)\b", text[m.end():], re.I):
         return False  # "down to 7", "off by one"
+    if re.match(r"\s+(?:the\b|[A-Z0-9])", text[m.end():]):
+        return False  # "on Wednesdays", "on the 5th", "on Slack": where or when, no state
     return (not re.match(r"\s*[A-Za-z0-9]", text[m.end():m.end() + 3])
             or bool(re.search(r"(?:\bis|\bare|\bwas|\bnow|\bbe|\bgot|\bto|=|:)\s*$", before, re.IGNORECASE)))
 
@@ -424,10 +468,17 @@ def _names(text: str, spans: _Spans, known: set[str]) -> list[Value]:
         if words and m.start() == len(text) - len(text.lstrip()) and words[0] == written[0]:
             if words[0].casefold() not in known and not re.search(r"[A-Z0-9]", words[0][1:]):
                 words = words[1:]
-        name = " ".join(words).strip(" &")
+        # an initial ("J.", "R. Marsh") says no one for sure: the surname is the name
+        name = " ".join(w for w in words if len(w.strip(".")) > 1).strip(" &")
         if name and not name.isdigit():
-            out.append(Value("name", name.casefold(), name))
+            where = _PLACE_BEFORE.search(text[:m.start()])
+            out.append(Value("name", name.casefold(), name, frozenset({"place"} if where else ())))
     return out
+
+
+# A name after these is where or through what something happens ("in Zoom", "at Nonna"), not
+# who holds a role: a place is no rival of a person (the name's unit says which it is).
+_PLACE_BEFORE = re.compile(r"\b(?:in|at|on|via|through|inside)\s+(?:the\s+)?$", re.IGNORECASE)
 
 
 def _capitalised_inside(text: str) -> set[str]:
@@ -451,20 +502,33 @@ def _subject(text: str, values: list[Value]) -> set[str]:
 
 
 # Units say how a value is measured, not what it is about: "40GB free" and "16GB of RAM".
-_MEASURES = frozenset(root(w) for w in [*_CURRENCIES, *_DURATIONS, *_SIZES, *_PER_YEAR, *_PERIOD_WORDS] if w.isalpha())
+_MEASURES = frozenset(root(w) for w in [*_CURRENCIES, *_DURATIONS, *_SIZES, *_TEMPERATURES, *_PER_YEAR, *_PERIOD_WORDS]
+                      if w.isalpha())
 
 
-def _ids(text: str) -> dict[str, str]:
-    out = {}
-    for m in re.finditer(r"\b([A-Za-z]+)[\s#-]*#?(\d+(?:\.\d+)*)\b|#(\d+)\b|\b([A-Za-z]+)(\d+)\b", text):
-        if m.group(3):
-            out["#"] = m.group(3)
+def identifiers(text: str) -> dict[str, set[str]]:
+    """Head noun -> the identifiers the text gives things of that kind ("release 4.2", "unit
+    4B"; "#301" and "PR #301" are also under "#"; a code, "BA117", "INV-0118", under its letters;
+    a key written with underscores, "dark_mode", under "_")."""
+    out: dict[str, set[str]] = {}
+    for key in re.findall(r"(?<![\w.])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b", text):
+        out.setdefault("_", set()).add(key.casefold())  # a settings key or flag: dark_mode, ACCESS_TOKEN_TTL
+    for m in re.finditer(r"\b([A-Za-z]+)([\s-]*)(#?)(\d+(?:\.\d+)*[A-Za-z]?)\b|#(\d+)\b", text):
+        if m.group(5):
+            out.setdefault("#", set()).add(m.group(5))
             continue
-        head, ident = (m.group(1) or m.group(4)).casefold(), m.group(2) or m.group(5)
+        head, ident = m.group(1).casefold(), m.group(4).casefold()
         head = head[:-1] if head.endswith("s") and head[:-1] in _ID_HEADS else head
-        if head in _ID_HEADS:
-            out[head] = ident
+        if head in _ID_HEADS or _CODE.fullmatch(m.group(0)):
+            out.setdefault(head, set()).add(ident)
+        if m.group(3):
+            out.setdefault("#", set()).add(ident)
     return out
+
+
+# Capitals glued to three digits or more name one thing (a flight, an invoice, a ticket),
+# not a version of it ("GPT-4", "S3" are no codes).
+_CODE = re.compile(r"[A-Z]{2,}-?\d{3,}")
 
 
 def _heads(text: str) -> dict[str, str]:
@@ -497,9 +561,12 @@ def read(text: str) -> tuple[str | None, tuple[Sentence, ...]]:
     for unit in units:
         sentence = Sentence(" ".join(unit), [c for s in unit for c in _clauses(s, known, pieces.index(s))])
         sentence.subject = set().union(*(c.subject for c in sentence.clauses))
-        sentence.ids, sentence.heads = _ids(sentence.text), _heads(sentence.text)
+        sentence.ids, sentence.heads = identifiers(sentence.text), _heads(sentence.text)
         out.append(sentence)
     return who, tuple(out)
+
+
+_KEY_VALUE = re.compile(r"\b([A-Za-z]\w*_\w+)\s*:\s+(?=[~$€£]?\d)")
 
 
 def _clauses(sentence: str, known: set[str], part: int) -> list[Clause]:
@@ -508,6 +575,7 @@ def _clauses(sentence: str, known: set[str], part: int) -> list[Clause]:
 
     supposes = bool(_SUPPOSES.search(sentence))
     out = []
+    sentence = _KEY_VALUE.sub(r"\1 ", sentence)  # "anneal_hours: 2" is one clause: the key names the value
     for c in (c.strip() for c in CLAUSE_END.split(sentence)):
         if not c:
             continue

@@ -18,10 +18,17 @@ reading of ordinary language, not a list of cases:
 - Notes about another thing are not compared: another release ("release 4.2"/"4.3"),
   another of a kind ("billing service"/"notifications service"), another person speaking
   of themselves.
+- Notes about another item of a kind are not compared either: the newer note's changing
+  clauses name another ("reverted #298; #301 untouched", order 7755, unit 4C, BA119,
+  beta_search), or a clause that keeps names the older note's item ("#301 untouched").
 - A value is a number with its unit (a rate a month and a year compare), a date, a clock
   time, a version, a name, or a state (approved/rejected, on/off, pending/done). Two values
   conflict when they are of one kind and unit, differ once normalised ("1k" is 1000,
-  "3:30am" is 03:30), and their sentences share a subject word (or a value).
+  "3:30am" is 03:30, "anneal_hours 2" is "2 h", "timeout_ms 5000" is "5 s"), and their
+  sentences share a subject word (or a value). A bare number's role is the key or noun
+  just before it ("bed 12", "close_temp 18"): it is compared only with a value of that role;
+  "at 6" is a clock time. A name is compared only with a name of its role: an initial ("J.")
+  names no one, a place or medium ("in Zoom") is no rival of who holds a role.
 - A conflict is a supersession when the newer sentence says a change happened: a change
   word ("moved", "switched", "now", "new", "pushed", "bumped"), the older value denied ("not
   April 15", "from 48k to 52k"), or the state moved on (pending -> done, on -> off). A
@@ -31,6 +38,10 @@ reading of ordinary language, not a list of cases:
 - Some changes need no typed value: "X instead of Y", "switched from Y", "gave up on Y",
   "Y is cancelled", "went with X" after a plan of something else, or a thing the older
   note denies now asserted ("no pre-commit hooks" -> "installed pre-commit").
+- The older note must state what changed: "switched from Y" or "from 48k to 52k" with a Y
+  (48k) it does not state, or "switched to X" after a note of only dates and numbers, is
+  `unsure`; "switched the heating to X" after a note about the coffee, or "moved to Thursday"
+  after a note stating a room, is no change of it.
 """
 
 from __future__ import annotations
@@ -40,7 +51,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from amem_cli.steps.statements import (
-    CLAUSE_END, GENERIC, SHORT_NOTE, Clause, Sentence, Value, is_ordinal, overlap, read, root, speaker, stems,
+    CLAUSE_END, GENERIC, SHORT_NOTE, Clause, Sentence, Value, LABEL, identifiers, is_ordinal, overlap, read, root, speaker, stems,
 )
 from amem_cli.text import is_stopword
 
@@ -90,8 +101,8 @@ _LEFT_BEHIND = re.compile(
 # "X" after these is what was chosen in the end.
 _CHOSEN = re.compile(
     r"\b(?:went with|going with|go with|ended up (?:with|getting|going with|choosing|picking|buying|using)?|chose|"
-    r"picked|settled on|decided on|opted for|(?:switch|mov|migrat|chang)\w* (?:\w+ ){0,3}?to|is now|are now)\s+"
-    r"(?:the |our |my |a |an )?([\w'’.+-]+(?:\s+[\w'’.+-]+)?)",
+    r"picked|settled on|decided on|opted for|(?:switch|mov|migrat|chang)\w* (?P<thing>(?:\w+ ){0,3}?)to|is now|are now)\s+"
+    r"(?:the |our |my |a |an )?(?P<picked>[\w'’.+-]+(?:\s+[\w'’.+-]+)?)",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|n['’]t|dont|didnt|doesnt|isnt|wasnt|cant)\b", re.IGNORECASE)
@@ -110,17 +121,19 @@ def _shared_value(old: Sentence, new: Sentence) -> bool:
 
 
 def _related(old: Sentence, new: Sentence) -> bool:
-    return bool(overlap(old.subject, new.subject)) or _shared_value(old, new) or bool(
-        set(old.ids.items()) & set(new.ids.items()))
+    return bool(overlap(old.subject, new.subject)) or _shared_value(old, new) or any(
+        idents & new.ids.get(head, set()) for head, idents in old.ids.items())
 
 
 def _other_thing(old: Sentence, new: Sentence) -> str | None:
-    """Why two sentences speak of two things of one kind: "release 4.2"/"release 4.3", or
-    "billing service"/"notifications service" (each word naming which one absent from the
-    other note)."""
-    for head, ident in old.ids.items():
-        if head in new.ids and new.ids[head] != ident:
-            return f"{head} {ident} is not {head} {new.ids[head]}"
+    """Why two sentences speak of two things of one kind: "release 4.2"/"release 4.3" (the
+    newer changes only another: "reverted #298; #301 untouched"), or "billing service"/
+    "notifications service" (each word naming which one absent from the other note)."""
+    changing = identifiers(" ".join(c.text for c in new.clauses if c.gate is None))  # not "#301 untouched"
+    for head, idents in old.ids.items():
+        if (others := changing.get(head)) and not others & idents:
+            named = "{}" if head == "_" else "#{}" if head == "#" else f"{head} {{}}"
+            return f"{named.format(min(idents))} is not {named.format(min(others))}"
     same = [h for h in old.heads if h in new.heads and old.heads[h] == new.heads[h]]
     for head, which in old.heads.items():
         other = new.heads.get(head)
@@ -136,9 +149,14 @@ def _compatible(old: Value, new: Value, old_sentence: Sentence, new_clause: Clau
     if old.kind == "number":
         if ("/year" in old.unit) != ("/year" in new.unit):
             return False
-        ou, nu = old.unit - {"/year"}, new.unit - {"/year"}
+        ou, nu = ({u.lstrip(LABEL) for u in v.unit - {"/year"}} for v in (old, new))
+        labels, new_labels = ({u.lstrip(LABEL) for u in v.unit if u.startswith(LABEL)} for v in (old, new))
+        if labels and new_labels:  # "bed_temp 70" is no "nozzle_temp 215": one names the other's role whole
+            return overlap(labels, new_labels) == labels or overlap(new_labels, labels) == new_labels
         if ou and nu:
             return bool(overlap(ou, nu))
+        if labels:  # "close_temp 18", "bed 12": a bare rival is of that role when its clause names it
+            return bool(overlap(new_clause.subject, labels))  # ("close at 20")
         # a bare number ("down to 7", "cut to 9k") is of the other's unit when its clause
         # speaks of the other's subject
         return (not ou and not nu) or bool(overlap(new_clause.subject, old_sentence.subject))
@@ -151,11 +169,13 @@ def _compatible(old: Value, new: Value, old_sentence: Sentence, new_clause: Clau
 def _differ(old: Value, new: Value) -> bool:
     if old.kind == "date" and "-" in old.norm + new.norm and not ("-" in old.norm and "-" in new.norm):
         return old.norm[:2] != new.norm[:2]  # "31 July" and "end of Sept": another month
+    if old.kind == "clock" and "~" in old.norm + new.norm:  # "at 6" is 6:00 or 18:00
+        return (int(old.norm[-5:-3]) % 12, old.norm[-2:]) != (int(new.norm[-5:-3]) % 12, new.norm[-2:])
     return old.norm != new.norm
 
 
 def _said(value: Value, clause: Clause) -> bool:
-    return any(v.kind == value.kind and v.norm == value.norm for v in clause.values)
+    return any(v.kind == value.kind and not _differ(value, v) for v in clause.values)
 
 
 _DENIED_BEFORE = re.compile(r"(?:\bnot|n['’]t|\bno longer|\binstead of|\bwas|\breplac\w*|\brather than)"
@@ -210,15 +230,29 @@ def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value, bool, bool] |
         said = [c for c in new.clauses if _said(o, c) and not _denied(o, c.text)]
         if any(c.gate == "keeps" for c in said):
             continue
+        # what the older value is said of: its clause's words, or the one's before ("Check-in
+        # opens at 3, cabin 5": 3 is of check-in, not of the cabin)
+        at = next(k for k, clause in enumerate(old.clauses) if o in clause.values)
+        own = old.clauses[at].subject | (old.clauses[at - 1].subject if at else set()) or old.subject
         for i, c in enumerate(new.clauses):
             if c.gate is not None or c in said:
                 continue
             near = c.subject if said else c.subject | (new.clauses[i - 1].subject if i else set())
-            if not overlap(near, old.subject) or said and not _cue([c]):
+            if not overlap(near, own) or said and not _cue([c]):
                 continue
-            for n in c.values:
-                if _compatible(o, n, old, c) and _differ(o, n):
-                    return o, n, _cue(new.clauses[max(0, i - 1):i + 1]), _restates(c, next(k for k in old.clauses if o in k.values))
+            for n in c.values:  # (not one the newer clause denies: "from 48k" is what was left)
+                if _compatible(o, n, old, c) and _differ(o, n) and not _denied(n, c.text):
+                    return o, n, _cue(new.clauses[max(0, i - 1):i + 1]), _restates(c, old.clauses[at])
+    return None
+
+
+def _changed_from(value: Value, old: Sentence, new: Sentence) -> Value | None:
+    """Another value of the older value's kind that the newer sentence says it left ("from
+    48k to 52k" after "50k"): what changed is not what the older note states."""
+    for c in new.clauses:
+        for d in c.values:
+            if c.gate is None and _compatible(value, d, old, c) and _differ(value, d) and _denied(d, c.text):
+                return d
     return None
 
 
@@ -260,6 +294,8 @@ def _name_change(old: Sentence, new: Sentence, cue: bool) -> tuple[Value, Value,
             if n.kind != "name" or any(_same_name(n.norm, o.norm) for o in old_names):
                 continue
             for o in old_names:
+                if o.unit != n.unit:
+                    continue  # a place or medium is no rival of a person or a thing
                 denied = _denied(o, new.text)
                 said = [k for k in new.clauses if any(v.kind == "name" and _same_name(o.norm, v.norm) for v in k.values)
                         or re.search(rf"\b{re.escape(o.norm)}\b", k.text.casefold())]
@@ -273,35 +309,71 @@ def _name_change(old: Sentence, new: Sentence, cue: bool) -> tuple[Value, Value,
     return None
 
 
-def _left_behind(old: Sentence, new: Sentence, *, strict: bool) -> str | None:
+def _left_behind(old: Sentence, new: Sentence, *, strict: bool) -> tuple[str | None, str | None]:
     """'instead of Y', 'switched from Y', 'gave up on Y', 'no longer Y' in a clause that
-    may change something, where Y is something the older note says (`strict`: one of
-    its values or names)."""
+    may change something: (the phrase, where Y is something the older note says, its last
+    word at least (`strict`: one of its values or names); the first Y it does not say: the
+    newer note changes another thing than the older states, "switched from Jenkins" after
+    "deploys go through GitHub Actions"). A Y that is a date or a number ("from Monday") is
+    when the change starts or a value the value rules read, not the thing changed."""
     old_stems = stems(" ".join(v.text for v in old.values) if strict else old.text)
+    other = None
     for c in new.clauses:
         if c.gate is not None:
             continue
         for m in _LEFT_BEHIND.finditer(c.text):
             if m.group(0).casefold().startswith(("from", "over")) and not _CHANGE.search(c.text[:m.start()]):
                 continue  # "from" and "over" leave something behind only after a change word
-            named = stems(m.group(1))
-            if named and overlap(named, old_stems):
-                return m.group(0)
-    return None
+            named = [root(w) for w in re.findall(r"[^\W\d_][^\W_]*", m.group(1).casefold())
+                     if len(w) > 1 and not is_stopword(w) and root(w) not in GENERIC]
+            if not named:
+                continue
+            if overlap({named[-1]}, old_stems):
+                return m.group(0), None
+            if not _typed_in(c, m.group(1)):
+                other = other or re.sub(r"(?:\W+(?:to|with|for|by|on|in|at))?\W*$", "", m.group(1))
+    return None, other
 
 
-def _chosen(old: Sentence, new: Sentence, cue: bool) -> str | None:
+def _typed_in(clause: Clause, text: str) -> bool:
+    """A date, clock time, number or version of the clause is written in `text`."""
+    return any(v.kind not in ("name", "state") and v.text in text for v in clause.values)
+
+
+_TYPED = frozenset({"date", "clock", "number", "version"})
+
+
+def _chosen(old: Sentence, new: Sentence) -> tuple[str, bool] | None:
     """'went with X', 'ended up getting X', 'switched ... to X', 'X instead': X is nothing
-    the older sentence says (the two speak of one thing: the caller checked)."""
+    the older sentence says, and what was switched (the words before X's verb, or between
+    it and "to") something it speaks of. (the phrase,
+    whether the older sentence may state what X replaced: not when it states only dates and
+    numbers, a value of another kind than X.) An X that is a date, time or number ("moved to
+    Thursday at 3") is no choice: the value rules compare it with one of its kind."""
+    older_kinds = {v.kind for v in old.values}
+    of_its_kind = not older_kinds or not older_kinds <= _TYPED
     for c in new.clauses:
         if c.gate is not None:
             continue
         for m in _CHOSEN.finditer(c.text):
-            picked = stems(m.group(1))
+            picked = stems(m.group("picked"))
+            if _typed_in(c, " ".join(c.text[m.start("picked"):].split()[:4])):
+                continue
+            # what is switched ("switched the office heating to X", "office heating is now X")
+            # is something the older sentence speaks of
+            switched = re.sub(r"\bfrom\b.*", "", m.group("thing") or "").strip() or c.text[:m.start()]
+            thing = [w for w in re.findall(r"[^\W\d_][^\W_]*", switched)
+                     if len(w) > 1 and not is_stopword(w) and root(w) not in GENERIC]
+            if thing and not overlap({root(thing[-1])}, old.subject):
+                continue
+            # "switched to a new dentist": the role itself is named, and must be the older note's
+            role = re.match(r"(?:new|another|different)\s+([^\W\d_]+)", m.group("picked"), re.IGNORECASE)
+            if role and not overlap({root(role.group(1))}, old.subject):
+                continue
             if picked and not overlap(picked, old.subject | stems(" ".join(v.text for v in old.values))):
-                return m.group(0)
+                return m.group(0), of_its_kind
     if any(c.gate is None for c in new.clauses) and re.search(r"\binstead\b(?!\s+of)", new.text, re.IGNORECASE):
-        return "instead"
+        return "instead", of_its_kind
     return None
 
 
@@ -363,14 +435,17 @@ def _flipped(old: Sentence, new: Sentence, cue: bool) -> str | None:
 
 def _held(old: Sentence, new: list[Sentence]) -> bool:
     """A sentence of the newer note that changes nothing keeps the older sentence's
-    subject: "Laptops unaffected.", "the .env.example default is unchanged (true)"."""
+    subject or the thing it names: "Laptops unaffected.", "the .env.example default is
+    unchanged (true)", "#301 untouched"."""
     for s in new:
         for part in {c.part for c in s.clauses}:
             clauses = [c for c in s.clauses if c.part == part]
             if _cue(clauses):
                 continue
             for c in clauses:
-                if c.gate == "keeps" and overlap(c.subject, old.subject) and not any(
+                kept = overlap(c.subject, old.subject) or any(  # or the thing it names ("#301 untouched")
+                    idents & old.ids.get(head, set()) for head, idents in identifiers(c.text).items())
+                if c.gate == "keeps" and kept and not any(
                         _compatible(o, n, old, c) and _differ(o, n) for o in old.values if o.kind not in ("name", "state")
                         for n in c.values):
                     return True
@@ -382,6 +457,9 @@ def _other_speaker(new_speaker: str | None, old_speaker: str | None, new_text: s
     26:10 now" says nothing of Melanie's)."""
     return bool(new_speaker and old_speaker and new_speaker != old_speaker
                 and not {new_speaker, old_speaker} & _ROLES and _FIRST_PERSON.search(new_text))
+
+
+_NO_WORD = " (no word of the newer note says it changed)"
 
 
 def judge(new_text: str, old_text: str) -> Verdict:
@@ -416,7 +494,8 @@ def judge(new_text: str, old_text: str) -> Verdict:
                 if conflict and (conflict[3] or is_ordinal(conflict[1].text)):
                     return Verdict(SUPERSEDES, f"{conflict[0].kind}: {conflict[0]} -> {conflict[1]} (said again)")
                 continue
-            if left := _left_behind(os_, ns, strict=long):
+            left, other = _left_behind(os_, ns, strict=long)
+            if left:
                 return Verdict(SUPERSEDES, f"choice: {left!r}")
             cue = _cue(ns.clauses)
             if move := _state_move(os_, ns):
@@ -424,22 +503,32 @@ def judge(new_text: str, old_text: str) -> Verdict:
             if conflict := _conflict(os_, ns):
                 o, n, said_near, _ = conflict
                 reason = f"{o.kind}: {o} -> {n}"
+                if left_value := _changed_from(o, os_, ns):  # "from 48k to 52k" after "50k"
+                    unsure = unsure or f"{reason} (the newer note changes {left_value}, which the older does not state)"
+                    continue
                 if (said_near if long else cue) or _denied(o, ns.text) or n.unit and is_ordinal(n.text):
                     return Verdict(SUPERSEDES, reason)  # ("my fourth" place: one more)
-                unsure = unsure or reason
+                unsure = unsure or reason + _NO_WORD
             if long:
                 continue  # a long note names many things: only a value it says changed counts
-            for rule, kind in ((_ended, "status"), (_flipped, "yes/no"), (_chosen, "choice")):
+            for rule, kind in ((_ended, "status"), (_flipped, "yes/no")):
                 if found := rule(os_, ns, cue):
                     return Verdict(SUPERSEDES, f"{kind}: {found!r}")
+            # a choice or a name changed, but what was left the older note does not state
+            elsewhere = f" (the newer note changes {other!r}, which the older does not state)" if other else ""
+            if chosen := _chosen(os_, ns):
+                found, of_its_kind = chosen
+                if of_its_kind and not other:
+                    return Verdict(SUPERSEDES, f"choice: {found!r}")
+                unsure = unsure or f"choice: {found!r}" + (elsewhere or " (the older note states no value of its kind)")
             if change := _name_change(os_, ns, cue):
                 o, n, said_near = change
                 reason = f"name: {o} -> {n}"
-                if said_near or _denied(o, ns.text):
+                if (said_near or _denied(o, ns.text)) and not other:
                     return Verdict(SUPERSEDES, reason)
-                unsure = unsure or reason
+                unsure = unsure or reason + (elsewhere or _NO_WORD)
     if unsure:
-        return Verdict(UNSURE, f"{unsure} (no word of the newer note says it changed)")
+        return Verdict(UNSURE, unsure)
     return Verdict(NO, why_not)
 
 
