@@ -129,6 +129,8 @@ def _other_thing(old: Sentence, new: Sentence) -> str | None:
     """Why two sentences speak of two things of one kind: "release 4.2"/"release 4.3" (the
     newer changes only another: "reverted #298; #301 untouched"), or "billing service"/
     "notifications service" (each word naming which one absent from the other note)."""
+    if not old.ids and not old.heads:
+        return None  # (most sentences name no item)
     changing = old.ids and identifiers(" ".join(c.text for c in new.clauses if c.gate is None))  # not "#301 untouched"
     for head, idents in old.ids.items():
         if (others := changing.get(head)) and not others & idents:
@@ -438,6 +440,8 @@ def _keeping(new: tuple[Sentence, ...]) -> list[tuple[Clause, dict[str, set[str]
     each with the items it names (read once for all the older sentences)."""
     out = []
     for s in new:
+        if not any(c.gate == "keeps" for c in s.clauses):
+            continue
         for part in {c.part for c in s.clauses}:
             clauses = [c for c in s.clauses if c.part == part]
             if not _cue(clauses):
