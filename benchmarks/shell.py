@@ -25,7 +25,8 @@ until the command returns (the notes stored and searchable, the model's work que
 and the seconds until the server's worker has done all of that work.
 
 `amem --help` is timed once (median of 5). The servers started are stopped at the end.
-Figures only; nothing is asserted.
+Figures only; nothing is asserted. Bytecode is cached (in the work folder), as an
+installed amem has it, whatever PYTHONDONTWRITEBYTECODE says.
 
 With `--against DIR` it compares this checkout with another one instead (DIR: a git
 worktree of amem, e.g. `git worktree add --detach ../amem-base bae2764`; it runs on this
@@ -149,6 +150,8 @@ def paired(base: Path, env: dict, other: Path, n: int, queries: int, rounds: int
         run(vault, "init", env=sides[name])
         run(vault, "import", str(jsonl), env=sides[name])
         run(vault, "search", "warm up", env=sides[name])  # its server, warm
+    for side_env in sides.values():
+        subprocess.run([*AMEM, "--help"], capture_output=True, env=side_env, check=True)  # its bytecode, written
     asked = [q for q, _ in make_queries(notes, queries)]
     times: dict[str, dict[str, list[float]]] = {what: {s: [] for s in sides} for what in ("help", "search", "add")}
     try:
@@ -168,6 +171,7 @@ def paired(base: Path, env: dict, other: Path, n: int, queries: int, rounds: int
     finally:
         for name, vault in vaults.items():
             run(vault, "server", "stop", env=sides[name])
+    print(f"load average (1, 5, 15 min) at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("command | this p50 ms | other p50 ms | this p95 ms | other p95 ms | median of paired differences ms (this - other)")
     print("--- | --- | --- | --- | --- | ---")
     for what, label in (("help", "`amem --help`"), ("search", f"warm `amem search` ({n:,} notes)"),
@@ -201,10 +205,17 @@ def main() -> None:
         env["AMEM_EMBEDDER"] = args.embedder
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="amem-shell-"))
     base.mkdir(parents=True, exist_ok=True)
+    # Bytecode cached, as an installed amem has it: with PYTHONDONTWRITEBYTECODE set (as it
+    # may be in a test environment) every command compiled amem's sources again (a warm
+    # `amem search` client ran 271 M instructions instead of 175 M, at c653b08), and a
+    # comparison of two checkouts measured whose sources are longer. Kept in the work folder.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(base / "bytecode")
     print(f"machine: {os.cpu_count()} cores ({len(os.sched_getaffinity(0))} usable), Python {platform.python_version()}, "
           f"{platform.platform()}")
     print(f"command: {shlex.join([sys.executable, *sys.argv])}")
-    print(f"embedder: {env.get('AMEM_EMBEDDER', 'default')}, llm: none")
+    print(f"embedder: {env.get('AMEM_EMBEDDER', 'default')}, llm: none; "
+          f"load average (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.against:
         try:
             paired(base, env, args.against, int(args.sizes.split(",")[0]), args.queries, args.rounds, args.adds)

@@ -166,12 +166,14 @@ def read_dates(kw: dict[str, Any]) -> dict[str, Any]:
     `yesterday`, `last week`, `2025-03`; `timeutil.span`) becomes the first instant it
     names for --since and the last for --until, in the local timezone, and what it became
     is said on stderr. Other dates go on as given, read where every date is."""
-    from ..timeutil import span
-
     kw = dict(kw)
     for name, which in (("since", 0), ("until", 1)):
         text = kw.get(name)
-        bounds = span(text) if isinstance(text, str) else None
+        if not isinstance(text, str):
+            continue
+        from ..timeutil import span  # (here: its patterns cost a command without dates ~1.5 ms)
+
+        bounds = span(text)
         if bounds:
             kw[name] = bounds[which].isoformat(timespec="seconds")
             err_console.print(f"amem: --{name} {escape(text)} means {kw[name]}", highlight=False)

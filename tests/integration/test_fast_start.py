@@ -94,6 +94,21 @@ def test_help_imports_no_wire_module():
     assert res.stdout.rstrip().rsplit("\n", 1)[-1] == "[]"
 
 
+def test_the_commands_declare_their_options_as_objects_not_text():
+    """Typer reads each command's options from its annotations, twice (`inspect.signature`
+    and `get_type_hints`); kept as text (`from __future__ import annotations`) each was
+    compiled and run again at every start: a fifth of `amem --help`'s work (callgrind:
+    440 M instructions against 361 M)."""
+    from amem_cli.cli.app import app
+
+    typers = [app, *(group.typer_instance for group in app.registered_groups)]
+    callbacks = [info.callback for t in typers for info in t.registered_commands]
+    assert len(callbacks) > 20
+    as_text = [f"{fn.__module__}.{fn.__name__}: {name}" for fn in callbacks
+               for name, hint in fn.__annotations__.items() if isinstance(hint, str)]
+    assert as_text == []
+
+
 def test_version_imports_nothing_heavy():
     res, heavy = probe("--version")
     assert res.returncode == 0, res.stderr

@@ -1,7 +1,5 @@
 """Keeping facts current: supersede, consolidate, forget --expired."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -49,7 +47,7 @@ def supersede(
                       f"{escape(result.old)} {escape(result.new)} takes it back)")
 
 
-def _suggestions(pairs: list[Suggestion], json_output: bool) -> None:
+def _suggestions(pairs: "list[Suggestion]", json_output: bool) -> None:
     if json_output:
         print_json(pairs)
         return

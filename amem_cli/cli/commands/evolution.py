@@ -1,7 +1,5 @@
 """What the A-MEM pipeline made and changed: boxes, a note's evolution history, undo."""
 
-from __future__ import annotations
-
 import difflib
 from typing import Annotated
 

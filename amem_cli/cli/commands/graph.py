@@ -1,7 +1,5 @@
 """amem graph: the link graph as text for other tools, or as a page to look at."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """Bringing notes in from elsewhere: import."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """`amem ingest`: transcripts into notes."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated

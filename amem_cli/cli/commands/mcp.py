@@ -1,7 +1,5 @@
 """amem mcp: the vault as an MCP server, for agents."""
 
-from __future__ import annotations
-
 import typer
 
 from ..app import command, session

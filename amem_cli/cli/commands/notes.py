@@ -1,7 +1,5 @@
 """Commands on single notes: add, show, list, edit, rm, and the trash of removed ones."""
 
-from __future__ import annotations
-
 import os
 import shlex
 import subprocess

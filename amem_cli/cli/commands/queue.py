@@ -1,7 +1,5 @@
 """`amem queue`: the model work the write path queued; `amem queue cancel` drops it."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

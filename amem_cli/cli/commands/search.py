@@ -1,7 +1,5 @@
 """amem search, amem context: the declarations (what each does: `cli/actions.py`)."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

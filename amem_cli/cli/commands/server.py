@@ -1,7 +1,5 @@
 """The warm server: `amem serve` runs it; `amem server status|stop|logs` look after it."""
 
-from __future__ import annotations
-
 from collections import deque
 from typing import Annotated
 

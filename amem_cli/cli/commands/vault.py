@@ -1,7 +1,5 @@
 """Commands on the whole vault: init, config, trust, reindex, status, doctor."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 
