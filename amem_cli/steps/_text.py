@@ -101,6 +101,56 @@ def grounded(phrase: str, text: str, *, text_words: set[str] | None = None) -> b
     return all(word_matches(w, pool) for w in needed)
 
 
+# Endings that keep a word's family: inflections ("fixed"/"fix") and derivations
+# ("decided"/"decision", "prefers"/"preference", "deploy"/"deployment"); "sion" stands
+# for the "d" of "decide"/"decision".
+_FAMILY_ENDINGS = ("sions", "sion", "ations", "ation", "ions", "ion", "ments", "ment", "ences", "ence", "ances",
+                   "ance", "ings", "ing", "ers", "er", "ied", "ies", "ed", "es", "s", "e", "y")
+_ROOT = 4  # letters a shared root needs: "bill" of "billed" and "billing", not "ser" of "server" and "service"
+
+
+def _roots(word: str) -> set[str]:
+    """The word, and what is left of it without each family ending it has."""
+    w = word.casefold().replace("’", "'").removesuffix("'s")
+    out = {w}
+    for ending in _FAMILY_ENDINGS:
+        if w.endswith(ending) and len(w) - len(ending) >= _ROOT - (1 if ending.startswith("sion") else 0):
+            root = w[: -len(ending)] + ("d" if ending.startswith("sion") else "")
+            out.add(root[:-1] if len(root) > _ROOT and root[-1] == root[-2] else root)  # "stopped" -> "stop"
+    return out
+
+
+def close_form(word: str, other: str) -> bool:
+    """`word` is `other` or a close form of it: case, plural, an inflection ("fixed"/"fix")
+    or the same family ("decided"/"decision"). Not a word that only shares its first
+    letters ("billed"/"billing" are; "server"/"service" are not)."""
+    a, b = word.casefold(), other.casefold()
+    return a == b or (a.isalpha() and b.isalpha() and not _roots(a).isdisjoint(_roots(b)))
+
+
+def _parts(token: str) -> list[str]:
+    """A token and, for a compound ("billing-api", "check_ranges.py"), its parts."""
+    pieces = [p for p in re.split(r"[-_./]+", token) if p]
+    return [token, *pieces] if len(pieces) > 1 else [token]
+
+
+def of_the_note(value: str, text: str) -> bool:
+    """Whether `value` (a keyword or tag) is words of the note: its tokens found in `text`
+    one after another, each as written or in a close form (`close_form`), or a part of a
+    compound of the note ("api" of "billing-api"); case and hyphens aside. Never a value
+    whose words are scattered over the note or spelled otherwise ("billed-service rewrite")."""
+    wanted = [t.casefold() for t in tokens(value.replace("-", " ").replace("_", " "))] if value else []
+    if not wanted:
+        return False
+    flat = " ".join(t.casefold() for t in tokens(text))
+    if " ".join(wanted) in flat or value.casefold() in text.casefold():
+        return True
+    # Each token of the text, with its compound's parts, in order.
+    seq = [p.casefold() for t in tokens(text) for p in _parts(t)]
+    n = len(wanted)
+    return any(all(close_form(w, seq[i + k]) for k, w in enumerate(wanted)) for i in range(len(seq) - n + 1))
+
+
 def content_words(text: str) -> list[str]:
     return [w for w in words(text) if not is_stopword(w) and not w.isdigit()]
 

@@ -18,7 +18,7 @@ from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, firs
 from amem_cli.models import Note
 from amem_cli.steps._common import StepStats, ask
 from amem_cli.steps.checks import context_problem, junk_label, thin_sentence, topic_labels, without_speakers
-from amem_cli.steps._text import grounded, is_stopword, segments, tokens
+from amem_cli.steps._text import is_stopword, of_the_note, segments, tokens
 from amem_cli.text import words
 
 FIELDS = ("keywords", "tags", "context")
@@ -103,10 +103,9 @@ def construct(
 
     # A transcript's speaker labels ("assistant: ...") are not what a note is about.
     said = without_speakers(content)
-    text_words = set(words(said))
     if "keywords" in missing:
         kws = clean_list(data.get("keywords"), max_items=max_keywords * 2, max_chars=prompts.KEYWORD_MAX_CHARS)
-        kws = [k for k in kws if grounded(k, said, text_words=text_words)][:max_keywords]
+        kws = of_the_note_only(kws, said, result.problems, "keyword")[:max_keywords]
         if kws:
             result.keywords, result.sources["keywords"] = kws, "llm"
         else:
@@ -116,7 +115,7 @@ def construct(
 
     if "tags" in missing:
         tg = clean_list(data.get("tags"), max_items=max_tags * 2, max_chars=prompts.TAG_MAX_CHARS, max_words=2)
-        tg = [t.lower() for t in tg if not _copied_example_tag(t, text_words)]
+        tg = [t.lower() for t in of_the_note_only(tg, said, result.problems, "tag")]
         tg = clean_list(topic_labels(tg, result.problems), max_items=max_tags)
         if tg:
             result.tags, result.sources["tags"] = tg, "llm"
@@ -137,6 +136,18 @@ def construct(
             result.sources["context"] = "fallback"
             result.fallbacks.append("context")
     return result
+
+
+def of_the_note_only(values: list[str], text: str, problems: list[str], what: str) -> list[str]:
+    """`values` that are words of the note (`of_the_note`): no made-up keyword or tag is
+    ever written; each dropped one noted in `problems`."""
+    kept = []
+    for value in values:
+        if of_the_note(value, text):
+            kept.append(value)
+        else:
+            problems.append(f"{what} {value!r} dropped: not words of the note")
+    return kept
 
 
 def unaided(note: Note, embedder: Embedder | None) -> Note:
@@ -239,12 +250,6 @@ def _given_list(values: Sequence[str] | None) -> list[str]:
             seen.add(dedupe_key(v))
             out.append(v)
     return out
-
-
-def _copied_example_tag(tag: str, text_words: set[str]) -> bool:
-    return dedupe_key(tag) in {dedupe_key(t) for t in prompts.EXAMPLE_TAGS} and not any(
-        w in text_words for w in words(tag)
-    )
 
 
 # -- deterministic fallbacks -----------------------------------------------------------

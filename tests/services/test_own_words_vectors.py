@@ -14,8 +14,8 @@ from amem_cli.markdown import parse_note, render_note
 from amem_cli.steps.construct import cosine
 
 PAINTING = "Melanie painted a sunrise over the lake last weekend."
-# What a small model writes for any note: grounded keywords, a vague context, broad tags.
-VAGUE = {"keywords": ["sunrise"], "tags": ["life", "events"], "context": "Melanie talks about her painting of a sunrise last weekend."}
+# What a small model writes for any note: grounded keywords, a vague context, tags of its words.
+VAGUE = {"keywords": ["sunrise"], "tags": ["lake", "weekend"], "context": "Melanie talks about her painting of a sunrise last weekend."}
 
 
 def vague_model() -> ScriptedLLM:
@@ -67,7 +67,7 @@ def test_a_note_without_model_fields_has_one_vector(vault):
 
 
 def test_both_vectors_go_with_the_note(mem):
-    note, other = mem.add(PAINTING), mem.add("Caroline went to a support group on Tuesday.")
+    note, other = mem.add(PAINTING), mem.add("Caroline went to a support group by the lake on Tuesday.")
     mem.delete(note.id)
     assert stored(mem) == {other.id, other.id + OWN_WORDS}
 

@@ -49,7 +49,7 @@ def scripted(vault):
         about_policy = "at night" in messages[-1]["content"]
         context = ("Long Postgres migrations run at night so that table locks never block a deploy." if about_policy
                    else "A deploy failed on a Postgres table lock.")
-        return {"keywords": ["Postgres migration", "deploy"], "tags": ["database"], "context": context}
+        return {"keywords": ["Postgres migration", "deploy"], "tags": ["postgres"], "context": context}
 
     llm = router(
         construct=construct,
@@ -62,7 +62,7 @@ def scripted(vault):
 
 
 def test_by_default_the_nearest_notes_are_linked_without_asking_the_model(vault):
-    llm = router(construct={"keywords": ["deploy"], "tags": ["ops"], "context": "A deploy story."},
+    llm = router(construct={"keywords": ["deploy"], "tags": ["deploy"], "context": "A deploy story."},
                  links={"links": [2]}, boxes={"boxes": ["ops"]})
     with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=0.0, max_links=1) as mem:
         far = mem.add("Lunch is at noon on Fridays in the big room.")
@@ -92,14 +92,14 @@ def test_construction_fills_what_the_user_did_not_give(scripted):
 
 
 def test_keyword_search_holds_what_people_wrote_not_what_the_model_guessed(vault):
-    llm = router(construct={"keywords": ["deploy"], "tags": ["outage"], "context": "An outage story about a deploy."},
+    llm = router(construct={"keywords": ["deploy"], "tags": ["migration"], "context": "An outage story about a deploy."},
                  links={"links": []}, boxes={"boxes": ["deploys"]})
     with AgentMemory(vault, embedder="fake", llm=llm) as mem:
         built = mem.add(DEPLOY)  # the model wrote its tags and context
         mine = mem.add(POLICY, tags=["outage"], context="Written by hand.", keywords=["night"])
         assert [h.note.id for h in mem.search("outage", mode="keyword")] == [mine.id]
-        # still the note's tags: shown, filtered on, embedded
-        assert built.id in [h.note.id for h in mem.search("outage", tags=["outage"], mode="semantic")]
+        # still the note's fields: shown, filtered on, embedded
+        assert built.tags == ["migration"] and built.id in [h.note.id for h in mem.search("outage", tags=["migration"], mode="semantic")]
 
 
 def test_the_fields_the_model_wrote_are_recorded_and_evolution_adds_to_them(scripted):

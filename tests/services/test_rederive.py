@@ -19,7 +19,7 @@ NEW = "The staging cluster now runs five c7g.xlarge Graviton nodes in us-east-2.
 OLD_FACTS = ("three", "m5.large", "eu-west-1")
 # What the scripted model writes for each text.
 MODEL = {
-    "m5.large": {"keywords": ["m5.large", "eu-west-1"], "tags": ["infrastructure"],
+    "m5.large": {"keywords": ["m5.large", "eu-west-1"], "tags": ["cluster"],
                  "context": "Staging runs three m5.large nodes in the eu-west-1 region."},
     "c7g.xlarge": {"keywords": ["c7g.xlarge", "us-east-2"], "tags": ["graviton"],
                    "context": "Staging moved to five c7g.xlarge Graviton nodes in us-east-2."},
@@ -120,7 +120,7 @@ def test_fields_a_person_gave_are_never_touched(mem):
     mem.sync()
     after = mem.get(note.id)
     assert after.keywords == ["staging", "m5.large"] and after.context == "Our staging cluster (three m5.large nodes)."
-    assert after.tags != ["infrastructure"] and "tags" in after.derived
+    assert after.tags != ["cluster"] and "tags" in after.derived
 
 
 def test_a_derived_field_edited_in_the_same_save_becomes_the_persons(mem):
