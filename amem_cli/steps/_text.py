@@ -140,7 +140,7 @@ def of_the_note(value: str, text: str) -> bool:
     compound of the note ("api" of "billing-api"); case and hyphens aside. Never a value
     whose words are scattered over the note or spelled otherwise ("billed-service rewrite")."""
     wanted = [t.casefold() for t in tokens(value.replace("-", " ").replace("_", " "))] if value else []
-    if all(is_stopword(w) for w in wanted):  # ("a", "the": words of every note, of none)
+    if all(is_stopword(w) or len(w) < 2 for w in wanted):  # ("a", "B": words of every note, of none)
         return False
     flat = " ".join(t.casefold() for t in tokens(text))
     if " ".join(wanted) in flat or value.casefold() in text.casefold():
