@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
+from ..steps.checks import repeats
 from .output import console, day_of, echo, escape, print_json, printable, snippet, tell_queued, wait_choice
 from .session import Session, read_stdin
 
@@ -27,7 +28,7 @@ def search(session: Session, query: str, limit: int, mode: str, tag: list[str] |
     for rank, hit in enumerate(hits, 1):
         console.print(f"{rank:>2}. [bold]{escape(hit['id'])}[/] [dim]{day_of(hit['created_at'])} score {hit['score']:.4f}[/]")
         console.print(f"    {escape(snippet(hit['content'], 110))}")
-        if hit["context"]:
+        if hit["context"] and repeats(hit["context"], hit["content"]) is None:  # never the text twice
             console.print(f"    [dim]{escape(snippet(hit['context'], 110))}[/]")
         if explain:
             parts = [_explain(name, v) for name, v in hit["sources"].items()]
@@ -98,7 +99,7 @@ def show(session: Session, note_id: str, json_output: bool) -> None:
     for label in ("keywords", "tags", "boxes"):
         if note[label]:
             console.print(f"[dim]{label}:[/] {escape(', '.join(note[label]))}")
-    if note["context"]:
+    if note["context"] and repeats(note["context"], note["content"]) is None:  # never the text twice
         console.print(f"[dim]context:[/] {escape(note['context'])}")
     for label in ("previous", "next"):
         if note[label]:

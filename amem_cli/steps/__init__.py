@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from amem_cli.steps._common import StepStats
 from amem_cli.steps.boxes import BoxDecision, classify_boxes
-from amem_cli.steps.construct import Construction, construct, extract_keywords, summary_sentence
+from amem_cli.steps.construct import Construction, construct, extract_keywords, note_context
 from amem_cli.steps.evolve import (
     Evolution,
     EvolutionDecision,
@@ -40,5 +40,5 @@ __all__ = [
     "decide_evolutions",
     "extract_keywords",
     "propose_evolution",
-    "summary_sentence",
+    "note_context",
 ]

@@ -7,17 +7,19 @@ falls back to deterministic extraction, and the fallen-back fields are recorded.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any, Collection, Sequence
 
 from amem_cli.embed.base import Embedder
 from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM
-from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, first_sentence, trim_words
+from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key
 from amem_cli.models import Note
 from amem_cli.steps._common import StepStats, ask
-from amem_cli.steps.checks import context_problem, junk_label, thin_sentence, topic_labels, without_speakers
+from amem_cli.steps.checks import context_problem, junk_label, topic_labels, without_speakers
 from amem_cli.steps._text import is_stopword, of_the_note, segments, tokens
 from amem_cli.text import words
 
@@ -26,8 +28,8 @@ MAX_KEYWORDS = 5
 MAX_TAGS = 3
 CONTEXT_MAX_WORDS = 25
 _JOINERS = frozenset({"of"})
-# The summary sentence is looked for this far into a note (a long note's start says enough).
-_SUMMARY_CHARS = 2000
+# A note's kind is looked for this far into it (a long note's start says enough).
+_KIND_CHARS = 2000
 # Output tokens asked for per missing field.
 _TOKENS = {"keywords": 60, "tags": 40, "context": 80, "boxes": 24}
 
@@ -60,13 +62,15 @@ def construct(
     model_fields: Collection[str] = FIELDS,
     boxes: Sequence[tuple[str, int]] | None = None,
     max_boxes: int = 2,
+    created: datetime | None = None,
 ) -> Construction:
     """Keywords (most important first), tags and context for `content`. The model is asked
     only for the missing fields in `model_fields`; the others are the deterministic
     method's, recorded as fallbacks. `boxes` (the existing boxes offered, (name, notes)):
     when the model is asked anyway, it is asked in the same call for the note's boxes too
-    (`Construction.boxes`), saving the boxes step its own call. Never raises on bad model
-    output; `LLMError` (backend unusable) propagates."""
+    (`Construction.boxes`), saving the boxes step its own call. `created`: when the note
+    was written (the deterministic context says it). Never raises on bad model output;
+    `LLMError` (backend unusable) propagates."""
     content = content or ""
     given_keywords = _given_list(keywords)
     given_tags = _given_list(tags)
@@ -132,7 +136,7 @@ def construct(
         else:
             if ctx:
                 result.problems.append(f"context {ctx!r} rejected: {problem}")
-            result.context = summary_sentence(content)
+            result.context = note_context(content, created)
             result.sources["context"] = "fallback"
             result.fallbacks.append("context")
     return result
@@ -154,7 +158,7 @@ def unaided(note: Note, embedder: Embedder | None) -> Note:
     """The note as it would be without a model: the fields a model wrote
     (`note.generated`) made again by the deterministic method, the rest as they are."""
     kept = {name: getattr(note, name) for name in FIELDS if name not in note.generated}
-    c = construct(note.content, **kept, embedder=embedder)
+    c = construct(note.content, **kept, embedder=embedder, created=note.created_at)
     return replace(note, keywords=c.keywords, tags=c.tags, context=c.context)
 
 
@@ -342,16 +346,36 @@ def tags_from_keywords(keywords: Sequence[str], max_tags: int = MAX_TAGS) -> lis
     return clean_list(heads, max_items=max_tags, max_chars=prompts.TAG_MAX_CHARS, max_words=1)
 
 
-def summary_sentence(text: str, *, max_words: int = CONTEXT_MAX_WORDS) -> str:
-    """The note's first sentence that says something (a transcript's speaker labels and
-    Markdown markers stripped; the very first when none does), trimmed to `max_words`."""
-    seen: list[str] = []
-    for line in without_speakers(text[:_SUMMARY_CHARS]).splitlines():
-        rest = " ".join(line.strip().lstrip("#>*-+ \t").split())
-        while rest:
-            sentence = first_sentence(rest) or rest
-            rest = rest[len(sentence):].strip()
-            seen.append(sentence)
-            if thin_sentence(sentence) is None:
-                return trim_words(sentence, max_chars=prompts.CONTEXT_MAX_CHARS, max_words=max_words)
-    return trim_words(seen[0] if seen else "", max_chars=prompts.CONTEXT_MAX_CHARS, max_words=max_words)
+# What kind of note it is, by the words that say so (the kinds a person files by). The
+# first kind found, in this order, is the note's: a fix names the bug it fixes.
+KINDS = (
+    ("a fix", r"\b(?:fixed|fixes|fix|resolved|workaround|patched)\b"),
+    ("a bug", r"\b(?:bug|bugs|broken|fails|failing|failed|crash(?:es|ed)?|regression|error)\b"),
+    ("a decision", r"\b(?:decided|decide|decision|agreed|chose|settled on|going with)\b"),
+    ("a meeting", r"\b(?:meeting|standup|stand-up|retro|retrospective|1:1|sync with|call with)\b"),
+    ("a plan", r"\b(?:plan|plans|planned|planning|todo|next step|next steps|going to)\b"),
+    ("a preference", r"\b(?:prefer|prefers|preferred|preference|favourite|favorite|hates?|loves?)\b"),
+    ("a command", r"(?:^|\s)\$ \S|`[^`\n]*\s--?[a-z][^`\n]*`|\b(?:run|ran|use)\s+`[^`\n]+`"),
+)
+_KINDS = [(name, re.compile(pattern, re.IGNORECASE | re.MULTILINE)) for name, pattern in KINDS]
+
+
+def kind_of(text: str) -> str | None:
+    """The note's kind ("a decision", "a bug", ...), or None; "a question" for a note that
+    only asks."""
+    said = without_speakers(text[:_KIND_CHARS])
+    for name, pattern in _KINDS:
+        if pattern.search(said):
+            return name
+    return "a question" if said.rstrip().endswith("?") else None
+
+
+def note_context(text: str, created: datetime | None = None) -> str:
+    """The deterministic context: what the note does not lead with, its kind and when
+    ("A decision, February 2024."); "" when it has no kind to tell (its date alone every
+    view shows already). Never the note's own first sentence: that only repeats it."""
+    kind = kind_of(text)
+    if kind is None:
+        return ""
+    when = f", {created:%B %Y}" if created is not None else ""
+    return f"{kind[0].upper()}{kind[1:]}{when}."

@@ -47,7 +47,7 @@ def read(mem: AgentMemory, note_id: str):
 def scripted(vault):
     def construct(messages):  # a context true to the note it is asked about
         about_policy = "at night" in messages[-1]["content"]
-        context = ("Long Postgres migrations run at night so that table locks never block a deploy." if about_policy
+        context = ("Why long Postgres migrations wait for the night: so that table locks never block a deploy." if about_policy
                    else "A deploy failed on a Postgres table lock.")
         return {"keywords": ["Postgres migration", "deploy"], "tags": ["postgres"], "context": context}
 
@@ -196,7 +196,7 @@ def test_without_a_model_notes_are_built_and_linked_by_fallbacks(vault):
     with AgentMemory(vault, embedder="fake", llm="none", link_threshold=0.0) as mem:
         a = mem.add(POLICY)
         b = mem.add(DEPLOY)
-        assert a.keywords and a.tags and a.context and a.boxes
+        assert a.keywords and a.tags and a.boxes
         assert "amem_fallbacks" not in a.metadata  # with no model the fallbacks are the method
         assert b.links == [a.id] and mem.get(a.id).backlinks == [b.id]
         assert mem._c.notes.history(a.id) == []  # no model: nothing evolves
@@ -289,7 +289,7 @@ def test_deferred_notes_are_stored_at_once_and_processed_later(vault):
         assert mem.process(limit=2) == [a.id, b.id]
         assert mem._c.index.queued() == [c.id]
         a, b = mem.get(a.id), mem.get(b.id)
-        assert a.keywords and a.tags and a.context and a.boxes
+        assert a.keywords and a.tags and a.boxes
         assert b.id in a.links and a.id in b.backlinks  # a, processed first, linked the stored b
     runner = CliRunner()
     res = runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", "process", "--json"])

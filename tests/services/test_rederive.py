@@ -11,7 +11,7 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note, render_note
-from amem_cli.steps.construct import summary_sentence
+from amem_cli.steps.construct import note_context
 from amem_cli.services.jobs import QUEUED
 
 OLD = "The staging cluster runs three m5.large nodes in the eu-west-1 region."
@@ -20,7 +20,7 @@ OLD_FACTS = ("three", "m5.large", "eu-west-1")
 # What the scripted model writes for each text.
 MODEL = {
     "m5.large": {"keywords": ["m5.large", "eu-west-1"], "tags": ["cluster"],
-                 "context": "Staging runs three m5.large nodes in the eu-west-1 region."},
+                 "context": "Staging capacity: three m5.large nodes (eu-west-1 region)."},
     "c7g.xlarge": {"keywords": ["c7g.xlarge", "us-east-2"], "tags": ["graviton"],
                    "context": "Staging moved to five c7g.xlarge Graviton nodes in us-east-2."},
 }
@@ -76,7 +76,7 @@ def test_an_edit_of_the_text_derives_the_models_fields_again_at_once(mem):
     after = parse_note(path_of(mem, note.id).read_text(encoding="utf-8"))
     assert after.content == NEW
     assert not any(fact in words_of(after) for fact in OLD_FACTS)
-    assert after.context == summary_sentence(NEW)  # the deterministic method's, meanwhile
+    assert after.context == note_context(NEW, note.created_at)  # the deterministic method's, meanwhile
     assert set(after.derived) == {"keywords", "tags", "context", "boxes"} and after.generated == []
     assert mem.get(note.id).context == after.context  # the index holds what the file holds
     # The model's work is queued, and said so in the file (the queue is in the index).
@@ -109,7 +109,7 @@ def test_processing_the_queue_writes_the_models_fields_for_the_new_text(mem):
     assert QUEUED not in after.metadata and mem._c.index.queued() == []
     # Both changes are revisions: undo gives back the deterministic fields, then the person's save.
     assert [(r["cause"], r["model"]) for r in mem._c.notes.history(note.id)] == [("edit", None), ("edit", "fake")]
-    assert mem._c.notes.undo(note.id).context == summary_sentence(NEW)
+    assert mem._c.notes.undo(note.id).context == note_context(NEW, note.created_at)
     assert mem._c.notes.undo(note.id).keywords == MODEL["m5.large"]["keywords"]
 
 
@@ -195,7 +195,7 @@ def test_a_save_while_amem_rewrites_is_kept_and_derived_from(mem, monkeypatch):
     mem.sync()
     monkeypatch.undo()
     after = parse_note(path.read_text(encoding="utf-8"))
-    assert after.content == later and after.context == summary_sentence(later)
+    assert after.content == later and after.context == note_context(later, note.created_at)
     [revision] = mem._c.notes.history(note.id)  # the try that met the save left none
     mem._c.notes.undo(note.id)
     assert path.read_bytes() == saves[0]

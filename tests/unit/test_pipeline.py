@@ -4,6 +4,7 @@ oversized fields, loops, unknown ids, user-given fields, fallbacks, and the no-L
 from __future__ import annotations
 
 import json
+from datetime import datetime
 import re
 
 import pytest
@@ -25,7 +26,7 @@ from amem_cli.steps import (
     decide_evolutions,
     extract_keywords,
     propose_evolution,
-    summary_sentence,
+    note_context,
 )
 from amem_cli.steps.construct import candidate_phrases, tags_from_keywords
 from amem_cli.steps._text import grounded, slugify
@@ -92,7 +93,7 @@ def test_garbage_falls_back_on_every_field(reply):
     assert c.fallbacks == ["keywords", "tags", "context"]
     assert c.llm_calls == 1 and c.valid_outputs == [False]
     assert c.keywords and c.tags and c.context
-    assert c.context.startswith("The deploy failed because")
+    assert c.context == "A bug."  # "The deploy failed ...": its kind, not its first sentence
 
 
 def test_truncated_reply_keeps_what_is_complete():
@@ -186,7 +187,7 @@ def test_no_llm_path_is_deterministic():
     assert a.llm_calls == 0 and a.valid_outputs == []
     assert a.fallbacks == ["keywords", "tags", "context"]
     assert 1 <= len(a.keywords) <= 5
-    assert a.context == "The deploy failed because the Postgres migration locked the users table for ten minutes."
+    assert a.context == "A bug."
 
 
 def test_empty_content_makes_no_call():
@@ -234,12 +235,15 @@ def test_tags_from_keywords_are_heads():
     assert tags_from_keywords(["Postgres migration", "users table", "Postgres", "1889"]) == ["migration", "table", "postgres"]
 
 
-def test_summary_sentence():
-    assert summary_sentence("# Title line\n\nBody text. More.") == "Title line."
-    long = " ".join(f"w{i}" for i in range(60)) + "."
-    out = summary_sentence(long)
-    assert len(out.split()) == 25 and out.endswith("…")
-    assert summary_sentence("") == ""
+def test_the_deterministic_context_tells_the_kind_and_when_never_the_first_sentence():
+    feb = datetime(2024, 2, 6, 10, 15)
+    assert note_context("Decided with Priya that billing-api keeps idempotency keys for 24 hours.", feb) == "A decision, February 2024."
+    assert note_context("Fixed the double receipts: the handler stores the event id.", feb) == "A fix, February 2024."
+    assert note_context("user: The wheel is 48 MB, why?", feb) == "A question, February 2024."
+    assert note_context("The deploy key lives in the team vault.", feb) == ""  # nothing to add: no context
+    assert note_context("Bug: the webhook arrives twice.") == "A bug."
+    for text in ("Decided to ship.", "The wheel is 48 MB, why?"):
+        assert note_context(text, feb) and note_context(text, feb).rstrip(".") not in text
 
 
 # -- links ---------------------------------------------------------------------------------
