@@ -111,8 +111,9 @@ class NoteService:
         for note in notes:
             if not note.content.strip():
                 raise UsageError("the note is empty", hint="give the note some text")
-        if not defer:
-            self.pipeline.build(notes, boxes=boxes)
+        # A note is complete when stored: with the model's work queued, the deterministic
+        # method writes every field now, and the model replaces those it writes later.
+        self.pipeline.build(notes, boxes=boxes, model=not defer)
         if embed:
             self.indexer.prefetch(notes)
 
@@ -148,9 +149,8 @@ class NoteService:
                     self.index.enqueue([n.id for n in notes], queued_at)
         if embed:
             self.indexer.flush_vectors()
-            if not defer:
-                self._connect(notes)
-                notes = [self.index.get(n.id) or n for n in notes]  # with their new links
+            self._connect(notes)  # linked now, queued model work or not
+            notes = [self.index.get(n.id) or n for n in notes]  # with their new links
         return notes
 
     def _connect(self, notes: list[Note]) -> None:

@@ -91,14 +91,18 @@ class Pipeline:
         return self._llm()
 
     # -- before writing ---------------------------------------------------
-    def build(self, notes: list[Note], *, boxes: dict[str, int] | None = None) -> None:
+    def build(self, notes: list[Note], *, boxes: dict[str, int] | None = None, model: bool = True) -> None:
         """Fill in what the user did not give: keywords, tags, context and boxes. Fields
         where the model's output was unusable and the deterministic method stepped in are
         recorded in `metadata.amem_fallbacks`, the fields the model wrote in
         `metadata.amem_generated`. `boxes`: the boxes to choose from ({box:
-        notes}; the index's by default), updated with those chosen here."""
+        notes}; the index's by default), updated with those chosen here. `model=False`: by
+        the deterministic method alone, each field it writes recorded as owed to the model
+        (the queued work replaces those the model writes)."""
+        llm = self.llm if model else None
+        owed = not model and self.has_model()
         # Keyword extraction's embeddings, batched up front when it will surely run.
-        contents = [n.content for n in notes if not n.keywords] if self.llm is None else []
+        contents = [n.content for n in notes if not n.keywords] if llm is None else []
         embedder = BatchedEmbedder(self.indexer.embedder(), contents, self.phrases)
         if boxes is None:
             boxes = dict(self.index.boxes())
@@ -107,14 +111,15 @@ class Pipeline:
         for note in notes:
             # A conversation's turns get no box named after its speakers (a note about one does).
             speakers = people if speaker_of(note) else set()
-            box_llm = self.llm if "boxes" in self.settings.model_fields and not note.boxes else None
+            box_llm = llm if "boxes" in self.settings.model_fields and not note.boxes else None
             c = construct(note.content, keywords=note.keywords, tags=note.tags, context=note.context,
-                          llm=self.llm, embedder=embedder, model_fields=self.settings.model_fields,
+                          llm=llm, embedder=embedder, model_fields=self.settings.model_fields, created=note.created_at,
                           boxes=None if box_llm is None else self._offered_boxes(note, embedder, boxes, recent, speakers),
                           max_boxes=self.settings.max_boxes)
             note.keywords, note.tags, note.context = c.keywords, c.tags, c.context
             self.stats.count(c)
             fallbacks = list(c.fallbacks)
+            derived_boxes = not note.boxes
             if not note.boxes:
                 related = None if box_llm is None else self._related_boxes(note.keywords, note.tags, recent)
                 b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=box_llm,
@@ -127,7 +132,9 @@ class Pipeline:
                 boxes[box] = boxes.get(box, 0) + 1
                 recent.setdefault(box, deque(maxlen=RECENT_BOX_TERMS)).extend([*note.keywords, *note.tags])
             self.stats.fallbacks += len(fallbacks)
-            if self.llm is not None:  # with no model the fallbacks are the method
+            if owed:  # the model's work follows: what the deterministic method wrote is owed to it
+                fallbacks = [f for f, by in c.sources.items() if by == "fallback"] + (["boxes"] if derived_boxes else [])
+            if llm is not None or owed:  # with no model at all the fallbacks are the method
                 if fallbacks:
                     note.metadata = {**note.metadata, "amem_fallbacks": fallbacks}
                 note.metadata = note.with_generated([f for f, by in c.sources.items() if by == "llm"])

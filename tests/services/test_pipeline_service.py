@@ -283,14 +283,14 @@ def test_deferred_notes_are_stored_at_once_and_processed_later(vault):
     with AgentMemory(vault, embedder="fake", llm="none", link_threshold=0.0) as mem:
         a = mem.add(POLICY, defer=True)
         b, c = mem.add_many([{"content": DEPLOY}, {"content": "Tea is served at four."}], defer=True)
-        assert (a.keywords, a.context, a.boxes, a.links) == ([], "", [], [])
+        assert a.keywords and a.tags and a.boxes  # complete when stored: the deterministic method's at once
         assert (vault / f"{a.id}.md").is_file() and b.next == c.id  # stored and chained at once
         assert mem._c.index.queued() == [a.id, b.id, c.id]
         assert mem.process(limit=2) == [a.id, b.id]
         assert mem._c.index.queued() == [c.id]
         a, b = mem.get(a.id), mem.get(b.id)
         assert a.keywords and a.tags and a.boxes
-        assert b.id in a.links and a.id in b.backlinks  # a, processed first, linked the stored b
+        assert a.id in b.links and b.id in a.backlinks  # linked when b was stored, not when processed
     runner = CliRunner()
     res = runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", "process", "--json"])
     assert res.exit_code == 0 and f'"{c.id}"' in res.output and '"queued": 0' in res.output
@@ -386,3 +386,16 @@ def test_a_note_about_a_speaker_that_is_no_turn_may_be_boxed_under_their_name(va
         mem.add_many({"content": c} for c in CHAT)
         about = mem.add("Dinner with Bob on Friday: he wants to borrow the telescope.", tags=["bob"])
         assert about.boxes == ["bob"]
+
+
+def test_an_add_with_queued_model_work_leaves_a_complete_file_at_once(vault):
+    """A note whose model work is queued is stored with the deterministic keywords, tags,
+    boxes and links at once (not empty until the queue runs), its fields owed to the model."""
+    with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=lambda m, s: None), link_threshold=0.0) as mem:
+        first = mem.add(POLICY, defer=True)
+        note = mem.add(DEPLOY, defer=True)
+        assert mem._c.index.queued() == [first.id, note.id]
+        stored = read(mem, note.id)  # the file, as an editor or `cat` sees it now
+        assert stored.keywords and stored.tags and stored.boxes and first.id in stored.links
+        assert stored.context.startswith("A bug, ")  # "The deploy failed ...": its kind and when, never its first sentence
+        assert set(stored.metadata["amem_fallbacks"]) == {"keywords", "tags", "context", "boxes"}  # owed to the model
