@@ -149,16 +149,16 @@ class NoteService:
                     self.index.enqueue([n.id for n in notes], queued_at)
         if embed:
             self.indexer.flush_vectors()
-            self._connect(notes)  # linked now, queued model work or not
+            self._connect(notes, evolve=not defer)  # linked now; the model's evolution waits in the queue
             notes = [self.index.get(n.id) or n for n in notes]  # with their new links
         return notes
 
-    def _connect(self, notes: list[Note]) -> None:
+    def _connect(self, notes: list[Note], *, evolve: bool = True) -> None:
         """Link the stored notes. When a person keeps saving a note they would link to, the
         linking is queued instead (the worker tries again later): the notes are stored, so
         the write must not fail, or be run again and add them twice."""
         try:
-            self.pipeline.connect(notes)
+            self.pipeline.connect(notes, evolve=evolve)
         except ConflictError:
             with self.index.transaction():
                 self.index.enqueue([n.id for n in notes], now().isoformat())
@@ -232,6 +232,15 @@ class NoteService:
             if not revisions:
                 raise UsageError(f"the note {note_id} has no revision to undo", hint="see `amem history ID`")
             last = revisions[-1]
+            # The model's version of fields derived again after a person's edit continues that
+            # edit's revision: undo goes back past both, to the person's save.
+            while (len(revisions) > 1 and last["cause"] == "edit" and revisions[-2]["cause"] == "edit"
+                   and revisions[-2]["new_hash"] == content_hash(bytes(last["old_bytes"]))
+                   and content_hash(self.vault.read_bytes(path)) == last["new_hash"]):
+                with self.index.transaction():
+                    self.index.drop_revision(last["seq"])
+                revisions.pop()
+                last = {**revisions[-1], "new_hash": last["new_hash"]}
             if content_hash(self.vault.read_bytes(path)) != last["new_hash"]:
                 raise UsageError(
                     f"the note {note_id} was changed after its last revision; undo would lose that change",

@@ -240,13 +240,14 @@ class Pipeline:
                 return replace(n, metadata={k: v for k, v in n.metadata.items() if k != QUEUED})
             return filled(n, built, owed)
 
-        if owed:  # the model's version of fields derived again after an edit: a revision too
+        edited = any(r["cause"] == "edit" for r in self.index.revisions(stored.id))
+        if edited:  # the model's version of fields derived again after an edit: a revision too
             self.indexer.sync()
             model = self.llm.identity if self.llm is not None else None  # None: the deterministic method's
             self.writer.revise_with(stored.id, fill, cause="edit", model=model, redo=True)
             self.indexer.flush_vectors()
-        else:
-            self.writer.update(stored.id, fill)
+            return  # linked before the edit; `amem undo` gives back the person's save
+        self.writer.update(stored.id, fill)
         self.connect([self.index.get(stored.id)])
 
     # -- after a person's edit ---------------------------------------------
@@ -300,10 +301,12 @@ class Pipeline:
             return False
 
     # -- after writing ----------------------------------------------------
-    def connect(self, notes: list[Note]) -> None:
+    def connect(self, notes: list[Note], *, evolve: bool = True) -> None:
         """Link each new note to related notes (both ways), then let those evolve. The
         links of the whole batch are chosen first, against the vault as stored, and then
-        written with each file touched once (a note linked by many is rewritten once)."""
+        written with each file touched once (a note linked by many is rewritten once).
+        The notes it links already evolve too (a note linked when stored, its model work
+        queued); `evolve=False`: none evolves (that work is queued)."""
         vectors = self.indexer.vectors_of([n.id for n in notes])
         notes = [n for n in notes if n.id in vectors]
         candidates = self._candidates(notes, vectors)
@@ -314,7 +317,7 @@ class Pipeline:
             linked = self.propose_links(note, candidates[note.id], exclude=linked_now)
             # Decided before the backlinks are written: that write would make a
             # person's note look as if amem had written it last.
-            evolving.append((note, [t for t in linked if self._may_evolve(t)]))
+            evolving.append((note, [t for t in dict.fromkeys([*note.links, *linked]) if evolve and self._may_evolve(t)]))
             pairs += [(note.id, t) for t in linked]
         self._apply_links(pairs)
         for note, targets in evolving:

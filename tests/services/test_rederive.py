@@ -99,7 +99,7 @@ def test_the_change_is_a_revision_undo_puts_back_the_persons_save(mem):
 
 def test_processing_the_queue_writes_the_models_fields_for_the_new_text(mem):
     note = mem.add(OLD)
-    save(path_of(mem, note.id), new_text)
+    saved = save(path_of(mem, note.id), new_text)
     mem.sync()
     assert mem.process() == [note.id]
     after = parse_note(path_of(mem, note.id).read_text(encoding="utf-8"))
@@ -107,10 +107,27 @@ def test_processing_the_queue_writes_the_models_fields_for_the_new_text(mem):
         MODEL["c7g.xlarge"]["keywords"], MODEL["c7g.xlarge"]["tags"], MODEL["c7g.xlarge"]["context"])
     assert after.generated == ["keywords", "tags", "context"]
     assert QUEUED not in after.metadata and mem._c.index.queued() == []
-    # Both changes are revisions: undo gives back the deterministic fields, then the person's save.
+    # Both changes are revisions; one undo gives back the person's save, as they wrote it.
     assert [(r["cause"], r["model"]) for r in mem._c.notes.history(note.id)] == [("edit", None), ("edit", "fake")]
-    assert mem._c.notes.undo(note.id).context == note_context(NEW, note.created_at)
-    assert mem._c.notes.undo(note.id).keywords == MODEL["m5.large"]["keywords"]
+    mem._c.notes.undo(note.id)
+    assert path_of(mem, note.id).read_bytes() == saved and mem._c.notes.history(note.id) == []
+
+
+def test_the_model_does_not_overwrite_fields_derived_again_unless_it_writes_them_and_undo_works(vault):
+    """The issue's edit: the fields derived again at once stay, but for those the model
+    writes (`model_fields`: the judged defaults); undo then brings back the person's save."""
+    with AgentMemory(vault, embedder="fake", llm=model(), model_fields="tags") as mem:
+        note = mem.add(OLD)
+        saved = save(path_of(mem, note.id), new_text)
+        mem.sync()
+        rederived = mem.get(note.id)
+        assert "c7g.xlarge" in " ".join(rederived.keywords)
+        assert mem.process() == [note.id]
+        after = parse_note(path_of(mem, note.id).read_text(encoding="utf-8"))
+        assert after.keywords == rederived.keywords and after.context == rederived.context  # kept
+        assert after.tags == MODEL["c7g.xlarge"]["tags"] and after.generated == ["tags"]  # the model's field
+        mem._c.notes.undo(note.id)
+        assert path_of(mem, note.id).read_bytes() == saved
 
 
 def test_fields_a_person_gave_are_never_touched(mem):
