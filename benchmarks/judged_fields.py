@@ -4,6 +4,11 @@
     python benchmarks/judged_fields.py --method smollm2 --llm default --fields keywords,tags,context --threads 1
     python benchmarks/judged_fields.py --method qwen --model models/qwen...gguf --fields keywords,tags,context --threads 1
 
+`--replies FILE` keeps each of the model's replies by its prompt (one JSON line each, written
+as it comes): run again after a change to amem's deterministic fields, the model answers
+only prompts it has not seen (the construction prompt holds only the note's text), so the
+candidates follow the code and not the hours a model run takes.
+
 The 183 notes of benchmarks/data/judged/judged_notes.jsonl (written blind, each with a
 person's keywords, tags, topic and context) are added one by one, oldest first, into one
 fresh vault through `AgentMemory.add` (the model's work done before the next add). Each
@@ -14,7 +19,9 @@ note's fields as stored at the end go to `benchmarks/judging/candidates/METHOD.j
 - boxes: the share of notes in boxes of 3 or more, purity against the person's topics
   (a note counts for its topic or `topic_also`), the biggest box's share, the boxes named by
   a stop word or a file extension;
-- contexts equal to the note's first sentence, and empty ones.
+- contexts equal to the note's first sentence, and empty ones;
+- contexts that tell a kind ("A decision, ..."), and those whose kind the person's tags or
+  context name too (a kind the person does not name is likely false).
 """
 
 from __future__ import annotations
@@ -69,6 +76,36 @@ def box_figures(boxes: list[list[str]], gold: list[set[str]]) -> dict:
             "named by a stop word or extension": named_badly}
 
 
+class KeptReplies:
+    """An LLM whose replies are kept in a file by prompt, and given again from there."""
+
+    def __init__(self, llm, path: Path):
+        self.llm, self.path = llm, path
+        self.replies: dict[str, str | None] = {}
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    self.replies[row["prompt"]] = row["reply"]
+
+    @property
+    def identity(self) -> str:
+        return self.llm.identity
+
+    def complete_json(self, messages, schema, *, max_tokens: int):
+        import hashlib
+
+        prompt = hashlib.sha256(json.dumps([messages, schema, max_tokens], sort_keys=True).encode()).hexdigest()
+        if prompt not in self.replies:
+            self.replies[prompt] = self.llm.complete_json(messages, schema, max_tokens=max_tokens)
+            with self.path.open("a", encoding="utf-8") as out:
+                out.write(json.dumps({"prompt": prompt, "reply": self.replies[prompt]}, ensure_ascii=False) + "\n")
+        return self.replies[prompt]
+
+    def close(self) -> None:
+        self.llm.close()
+
+
 def run(args) -> dict:
     from amem_cli import AgentMemory
     from amem_cli.llm import make_llm
@@ -76,6 +113,8 @@ def run(args) -> dict:
     notes = sorted((json.loads(line) for line in SET.read_text(encoding="utf-8").splitlines() if line.strip()),
                    key=lambda n: n["created"])
     llm = "none" if args.llm == "none" and not args.model else make_llm("llama", model_path=args.model, threads=args.threads)
+    if args.replies and llm != "none":
+        llm = KeptReplies(llm, args.replies)
     options = {"model_fields": args.fields} if args.fields else {}
     rows = []
     with tempfile.TemporaryDirectory(prefix="amem-judged-") as tmp, AgentMemory(tmp, llm=llm, **options) as mem:
@@ -104,7 +143,20 @@ def run(args) -> dict:
                              [{person[r["id"]]["topic"], person[r["id"]].get("topic_also", person[r["id"]]["topic"])} for r in rows]),
         "contexts equal to the first sentence": sum(r["context"].strip().casefold() == first_sentence(r["text"]).casefold() for r in rows),
         "empty contexts": sum(not r["context"] for r in rows),
+        **kind_figures(rows, person),
     }
+
+
+def kind_figures(rows: list[dict], person: dict[str, dict]) -> dict:
+    """The contexts that tell a kind ("A decision, February 2024."), and how many of those
+    kinds the person's tags or context name ("decision")."""
+    from amem_cli.steps.construct import KINDS
+
+    kinds = [name.split()[-1] for name, _ in KINDS] + ["question"]
+    told = [(r, m.group(1)) for r in rows if (m := re.match(rf"An? ({'|'.join(kinds)})\b", r["context"]))]
+    agreed = [r["id"] for r, kind in told
+              if kind.casefold() in " ".join([*person[r["id"]]["tags"], person[r["id"]]["context"]]).casefold()]
+    return {"contexts telling a kind": len(told), "kinds the person names too": len(agreed)}
 
 
 def main() -> int:
@@ -114,6 +166,7 @@ def main() -> int:
     parser.add_argument("--model", type=Path, help="a GGUF file instead of the bundled model")
     parser.add_argument("--fields", help="amem's model_fields (default: amem's default)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--replies", type=Path, help="keep the model's replies here by prompt, and use those kept")
     args = parser.parse_args()
     print(json.dumps(run(args), indent=2, ensure_ascii=False))
     return 0

@@ -16,7 +16,7 @@ from typing import Any, Collection, Sequence
 from amem_cli.embed.base import Embedder
 from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM
-from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key
+from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, first_sentence
 from amem_cli.models import Note
 from amem_cli.steps._common import StepStats, ask
 from amem_cli.steps.checks import context_problem, junk_label, topic_labels, without_speakers
@@ -346,28 +346,40 @@ def tags_from_keywords(keywords: Sequence[str], max_tags: int = MAX_TAGS) -> lis
     return clean_list(heads, max_items=max_tags, max_chars=prompts.TAG_MAX_CHARS, max_words=1)
 
 
-# What kind of note it is, by the words that say so (the kinds a person files by). The
-# first kind found, in this order, is the note's: a fix names the bug it fixes.
+# What kind of note it is, by the words with which it says so. A wrong kind is a false
+# statement, so only words that name the kind count, and only in the note's lead (its first
+# sentence, where a note says what it is): a rollout policy that mentions a crash is no
+# bug, a retro that mentions fixes is no fix, a request "Plan it first" is no plan.
+# Symptoms (fails, error, crash), "bugs" in general, "going to", "loves", "the enterprise
+# plan" and a mere "call with" say no kind. When the lead names two kinds, the first named
+# is the note's ("Agreed, fix the ordering": a decision).
 KINDS = (
-    ("a fix", r"\b(?:fixed|fixes|fix|resolved|workaround|patched)\b"),
-    ("a bug", r"\b(?:bug|bugs|broken|fails|failing|failed|crash(?:es|ed)?|regression|error)\b"),
-    ("a decision", r"\b(?:decided|decide|decision|agreed|chose|settled on|going with)\b"),
-    ("a meeting", r"\b(?:meeting|standup|stand-up|retro|retrospective|1:1|sync with|call with)\b"),
-    ("a plan", r"\b(?:plan|plans|planned|planning|todo|next step|next steps|going to)\b"),
-    ("a preference", r"\b(?:prefer|prefers|preferred|preference|favourite|favorite|hates?|loves?)\b"),
-    ("a command", r"(?:^|\s)\$ \S|`[^`\n]*\s--?[a-z][^`\n]*`|\b(?:run|ran|use)\s+`[^`\n]+`"),
+    ("a decision", r"\b(?:decided|decision|agreed|chose|settled on|going with)\b"),
+    ("a fix", r"\b(?:fixed|fix for|the fix|workaround|patched)\b|^fix\b"),
+    ("a bug", r"\b(?:bug|regression)\b"),
+    ("an incident", r"\b(?:incident|outage|post-?mortem)\b"),
+    ("a meeting", r"\b(?:meeting|stand-?up|retro|retrospective|1:1|one-to-one|sync with)\b"),
+    ("a plan", r"^plan\b(?!\s+(?:it|this|that|them|out)\b)|\bplan(?: for\b|:)|\bthe plan\b|\b(?:planned|todo|next steps)\b"),
+    ("a preference", r"\b(?:prefers?|preferred|preference|favou?rite)\b"),
+    ("a command", r"^\$ \S|`[^`\n]*\s--?[a-z][^`\n]*`|\b(?:run|ran|use)\s+`[^`\n]+`|\b(?:run|with):\s+[a-z][\w.-]*\s.*?\s--?[a-z]"),
 )
-_KINDS = [(name, re.compile(pattern, re.IGNORECASE | re.MULTILINE)) for name, pattern in KINDS]
+_KINDS = [(name, re.compile(pattern, re.IGNORECASE)) for name, pattern in KINDS]
+
+
+def lead(text: str) -> str:
+    """The note's first sentence (of its first line), without a transcript's speaker label."""
+    said = without_speakers(text[:_KIND_CHARS]).strip()
+    return first_sentence(said.split("\n", 1)[0].strip()) if said else ""
 
 
 def kind_of(text: str) -> str | None:
-    """The note's kind ("a decision", "a bug", ...), or None; "a question" for a note that
-    only asks."""
-    said = without_speakers(text[:_KIND_CHARS])
-    for name, pattern in _KINDS:
-        if pattern.search(said):
-            return name
-    return "a question" if said.rstrip().endswith("?") else None
+    """The kind its lead names ("a decision", "a bug", ...; `KINDS`), "a question" for a
+    note that starts by asking, or None: better no kind than a wrong one."""
+    first = lead(text)
+    found = [(m.start(), i, name) for i, (name, pattern) in enumerate(_KINDS) if (m := pattern.search(first))]
+    if found:
+        return min(found)[2]
+    return "a question" if first.endswith("?") else None
 
 
 def note_context(text: str, created: datetime | None = None) -> str:
