@@ -1,4 +1,5 @@
-"""The Python API, in the form the A-MEM write-up deploys it."""
+"""The Python API, in the form the A-MEM write-up deploys it: a thin adapter that runs the
+operations (`amem_cli.operations`) in this process and hands out notes."""
 
 from __future__ import annotations
 
@@ -7,18 +8,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .config import load_settings
-from .container import Container
+from .config import Settings, load_settings
 from .llm.base import LLM
-from .models import Note
+from .models import Note, SearchHit, SyncReport
+from .operations import Facade
 from .services.context import build_context
-from .services.importer import ImportReport
-from .services.notes import NoteService
-
-if TYPE_CHECKING:
-    from .services.doctor import DoctorReport
+from .services.notes import new_note
+from .wire import (
+    Add, AddMany, AddNote, Block, Doctor, DoctorReport, Evolve, EvolveResult, History, Import, ImportReport, ListNotes, Process,
+    Queue, QueueResult, Reindex, ReindexResult, Remove, Revision, Search, Show, Status, Sync, Undo, VaultStatus,
+)
 
 
 class UntrustedVaultWarning(UserWarning):
@@ -36,7 +37,7 @@ class NoteBuilder:
         context: str | None = None,
         **fields: Any,
     ) -> Note:
-        return NoteService.build(content, keywords=keywords, tags=tags, context=context, **fields)
+        return new_note(content, keywords=keywords, tags=tags, context=context, **fields)
 
 
 class AgentMemory:
@@ -86,26 +87,32 @@ class AgentMemory:
         )
         for notice in notices:
             warnings.warn(notice, UntrustedVaultWarning, stacklevel=2)
-        if llm is not None and not isinstance(llm, str) and settings.model_fields == "auto":
+        model = None if llm is None or isinstance(llm, str) else llm  # a ready model object (tests, or a caller's own backend)
+        if model is not None and settings.model_fields == "auto":
             settings = replace(settings, model_fields="all")  # a caller's own model object writes every field
-        self._c = Container(settings, create=True)
-        # A long-lived process: let the OS say which files others edit, rather than
-        # stat the whole vault before every call (edits show up within ~0.05 s).
-        self._c.indexer.watch()
-        if llm is not None and not isinstance(llm, str):
-            self._c.llm = llm  # a ready model object (tests, or a caller's own backend)
+        # A long-lived process: the OS says which files others edit, rather than each call
+        # looking at the whole vault (edits show up within ~0.05 s).
+        self._facade = Facade(settings, create=True, llm=model, watch=True)
+        self._root = self._facade.root  # the vault is made here, if it is not there
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in effect (`amem config show`)."""
+        return self._facade.settings
 
     @property
     def llm_model(self) -> str | None:
         """The GGUF file the pipeline uses (None: the bundled default)."""
-        return self._c.settings.model
+        return self._facade.settings.model
 
     @property
     def path(self) -> Path:
-        return self._c.vault.root
+        return self._root
 
+    # -- writing --------------------------------------------------------------------
     def add_note(self, note: Note, *, after: str | None = None) -> Note:
-        return self._c.notes.add_note(note, after=after)
+        """Add a note made already (`NoteBuilder`), as it is."""
+        return self._facade.run(AddNote({**note.to_dict(), "extra": note.extra}, after=after))
 
     def add(
         self,
@@ -121,70 +128,124 @@ class AgentMemory:
         redact: bool = True,
     ) -> Note:
         """Add one note; `after` continues the sequence of an existing note; `defer`
-        stores it at once and queues the model's work for `process()`. Secrets (API keys,
-        tokens, passwords) become `[REDACTED:kind]` unless `redact=False`."""
-        return self._c.notes.add(
-            content, keywords=keywords, tags=tags, context=context, created_at=created_at, metadata=metadata,
-            after=after, defer=defer, redact=redact,
-        )
+        stores it at once and queues the model's work (when there is a model) for
+        `process()`. Secrets (API keys, tokens, passwords) become `[REDACTED:kind]` unless
+        `redact=False`."""
+        return self._facade.run(Add(
+            content, keywords=_listed(keywords), tags=_listed(tags), context=context, created_at=_text(created_at),
+            metadata=None if metadata is None else dict(metadata), after=after, wait=not defer, redact=redact,
+        )).note
 
     def add_many(
         self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False, redact: bool = True
     ) -> list[Note]:
         """Add notes that arrive together (a conversation, a transcript), chained in order."""
-        return self._c.notes.add_many(items, after=after, defer=defer, redact=redact)
+        return self._facade.run(AddMany(list(items), after=after, wait=not defer, redact=redact))
 
-    def import_file(self, path: str | Path, *, defer: bool = False, redact: bool = True) -> ImportReport:
+    def import_file(self, path: str | Path, *, defer: bool = False, redact: bool = True, batch: int = 256) -> ImportReport:
         """Import a JSONL file (one note a line; '-' reads standard input) or a folder of
-        Markdown files. Bad lines are skipped and listed in `report.problems`; lines
-        imported before are skipped too (`report.duplicates`). `report.ids`: the new notes."""
-        return self._c.importer.import_path(path, defer=defer, redact=redact)
+        Markdown files, `batch` notes at a time. Bad lines are skipped and listed in
+        `report.problems`; lines imported before are skipped too (`report.duplicates`).
+        `report.ids`: the new notes."""
+        stdin = None
+        if str(path) == "-":
+            from .utf8 import raw_stdin
+
+            stdin = raw_stdin()
+        else:
+            path = Path(path).expanduser().absolute()
+        return self._facade.run(Import(str(path), wait=not defer, batch=batch, redact=redact, stdin=stdin))
 
     def process(self, limit: int | None = None) -> list[str]:
         """Do the deferred work (construction, links, evolution); returns the notes done."""
-        return self._c.notes.pipeline.process(limit)
-
-    def sync(self):
-        """Pick up files edited by others now (otherwise seen within ~0.05 s)."""
-        return self._c.indexer.sync(force=True)
-
-    def doctor(self, fix: bool = False) -> "DoctorReport":
-        """Check that the files, the index, the vectors, the links and the queue agree
-        (`report.ok`, `report.problems`); `fix` repairs them from the files first."""
-        return self._c.doctor.run(fix=fix)
-
-    def retrieve(self, query: str, top_k: int = 5) -> list[Note]:
-        return [hit.note for hit in self._c.search.search(query, limit=top_k)]
-
-    def search(self, query: str, top_k: int = 5, **filters: Any):
-        """Hits best first; `floor=True` shows only those the query matched, as `amem
-        search` does (else `top_k` of them whenever the vault holds as many)."""
-        return self._c.search.search(query, limit=top_k, **filters)
-
-    def get(self, note_id: str) -> Note:
-        return self._c.notes.get(note_id)
+        return self._facade.run(Process(limit=limit)).processed
 
     def delete(self, note_id: str, *, purge: bool = False) -> Note:
         """Remove a note (and the links to it); `undo(note_id)` brings it back, for
         `trash_days` days, unless `purge` keeps nothing of it."""
-        return self._c.notes.delete(note_id, purge=purge)
+        return self._facade.run(Remove([note_id], purge=purge)).notes[0]
 
     def undo(self, note_id: str) -> Note:
         """Undo amem's last change to a note (`amem undo`), or bring back a removed note."""
-        return self._c.notes.undo(note_id)
+        return self._facade.run(Undo(note_id))
 
-    def build_context(self, query: str | Iterable[Note], *, max_tokens: int | None = 2000, top_k: int = 10) -> str:
-        """A prompt-ready block of memories: the best `top_k` notes for a query (or the
+    def evolve(self, note_id: str, *, dry_run: bool = False) -> EvolveResult:
+        """Link a note again and let the notes it links evolve (`amem evolve`)."""
+        return self._facade.run(Evolve(note_id, dry_run=dry_run))
+
+    # -- reading --------------------------------------------------------------------
+    def get(self, note_id: str) -> Note:
+        return self._facade.run(Show(note_id)).note
+
+    def notes(self, *, tags: list[str] | None = None, boxes: list[str] | None = None,
+              since: datetime | str | None = None, until: datetime | str | None = None,
+              limit: int | None = None) -> list[Note]:
+        """The notes, newest first (`amem list`)."""
+        return self._facade.run(ListNotes(tags=tags, boxes=boxes, since=_text(since), until=_text(until), limit=limit))
+
+    def search(self, query: str, limit: int = 5, *, mode: str = "hybrid", tags: list[str] | None = None,
+               boxes: list[str] | None = None, since: datetime | str | None = None,
+               until: datetime | str | None = None, floor: bool = False, top_k: int | None = None) -> list[SearchHit]:
+        """Hits best first; `floor=True` shows only those the query matched, as `amem
+        search` does (else `limit` of them whenever the vault holds as many). `top_k`:
+        the old name of `limit`."""
+        return self._facade.run(Search(query, limit=limit if top_k is None else top_k, mode=mode, tags=tags, boxes=boxes, since=_text(since),
+                                       until=_text(until), floor=floor))
+
+    def retrieve(self, query: str, top_k: int = 5) -> list[Note]:
+        return [hit.note for hit in self.search(query, top_k)]
+
+    def build_context(self, query: str | Iterable[Note], *, max_tokens: int | None = 2000, limit: int = 10,
+                      top_k: int | None = None) -> str:
+        """A prompt-ready block of memories: the best `limit` notes for a query (or the
         notes given), each with its date, context, keywords and links, within `max_tokens`.
-        Only notes the query matched (as `amem context`): "" when it matched none."""
-        notes = [h.note for h in self.search(query, top_k, floor=True)] if isinstance(query, str) else query
-        return build_context(notes, max_tokens)
+        Only notes the query matched (as `amem context`): "" when it matched none. `top_k`:
+        the old name of `limit`."""
+        if not isinstance(query, str):
+            return build_context(query, max_tokens)
+        return self._facade.run(Block(query, max_tokens=max_tokens, limit=limit if top_k is None else top_k)).block.context
+
+    def history(self, note_id: str) -> list[Revision]:
+        """amem's changes to a note (evolution; fields derived again after an edit), oldest first."""
+        return self._facade.run(History(note_id))
+
+    def queue(self, limit: int | None = None) -> QueueResult:
+        """The queued model work, in the order it is done, and its summary (`amem queue`)."""
+        return self._facade.run(Queue(limit=limit))
+
+    # -- the vault ------------------------------------------------------------------
+    def sync(self) -> SyncReport:
+        """Pick up files edited by others now (otherwise seen within ~0.05 s)."""
+        return self._facade.run(Sync())
+
+    def status(self) -> Status:
+        """How the index stands against the files (`amem status`)."""
+        return self._facade.run(VaultStatus()).status
+
+    def reindex(self) -> ReindexResult:
+        """Rebuild the index from the note files and embed every note again."""
+        return self._facade.run(Reindex())
+
+    def doctor(self, fix: bool = False) -> DoctorReport:
+        """Check that the files, the index, the vectors, the links and the queue agree
+        (`report.ok`, `report.problems`); `fix` repairs them from the files first."""
+        return self._facade.run(Doctor(fix=fix)).report
 
     def close(self) -> None:
-        self._c.close()
+        self._facade.close()
 
     def __enter__(self) -> "AgentMemory":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _listed(values: Iterable[str] | str | None) -> list[str] | None:
+    """A request's list (one string is one item, as `new_note` takes it)."""
+    return None if values is None else [values] if isinstance(values, str) else list(values)
+
+
+def _text(when: datetime | str | None) -> str | None:
+    """A date-time as a request carries it."""
+    return when.isoformat() if isinstance(when, datetime) else when

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .llm import NO_MODEL
 from .models import MODEL_FIELDS
 from .timeutil import DATE_ORDERS
 
@@ -159,7 +160,7 @@ def _read_toml(path: Path, data: bytes | None = None) -> dict[str, Any]:
 # file, as it is, for that vault (like direnv's `allow`): any change needs trusting again.
 RESTRICTED = ("llm", "llm_url", "llm_model", "model", "embedding_model", "cache_dir", "chroma_url", "chroma_collection")
 # Values of restricted settings that only make a vault do less: honoured untrusted.
-HARMLESS = {"llm": {"none", "off", "no"}}
+HARMLESS = {"llm": NO_MODEL}
 TRUST_FILE = "trusted-vaults.json"
 
 

@@ -162,13 +162,16 @@ def normalise_text(raw: str) -> str:
     return raw.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None, own_id: bool = True) -> Note:
+def parse_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None, own_id: bool = True,
+               date_order: str = "auto") -> Note:
     """Parse a note file's text. Raises NoteFormatError with the path and line.
-    `own_id=False`: a file from elsewhere (an import) whose `id` amem does not use."""
-    return read_note(raw, path=path, fallback_id=fallback_id, own_id=own_id)[0]
+    `own_id=False`: a file from elsewhere (an import) whose `id` amem does not use.
+    `date_order`: how a date that reads both ways is read (`timeutil.DATE_ORDERS`)."""
+    return read_note(raw, path=path, fallback_id=fallback_id, own_id=own_id, date_order=date_order)[0]
 
 
-def read_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None, own_id: bool = True) -> tuple[Note, bool]:
+def read_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None, own_id: bool = True,
+              date_order: str = "auto") -> tuple[Note, bool]:
     """`parse_note`, and whether the file names its own id (else it is `fallback_id`)."""
     text = normalise_text(raw)
     try:
@@ -195,7 +198,7 @@ def read_note(raw: str, *, path: str = "<text>", fallback_id: str | None = None,
     if not own_id:
         data = {k: v for k, v in data.items() if k != "id"}
     try:
-        return _note_from_data(data, body, fallback_id), "id" in data
+        return _note_from_data(data, body, fallback_id, date_order), "id" in data
     except _FieldError as exc:
         raise NoteFormatError(path, _key_line(fm or "", exc.key), exc.problem) from None
 
@@ -212,7 +215,7 @@ def _key_line(fm: str, key: str) -> int:
     return fm.count("\n", 0, match.start()) + 2 if match else 2
 
 
-def _note_from_data(data: dict, body: str, fallback_id: str | None) -> Note:
+def _note_from_data(data: dict, body: str, fallback_id: str | None, date_order: str) -> Note:
     def field(key: str, convert, default: Any = None):
         try:
             return convert(data.get(key, default))
@@ -225,8 +228,8 @@ def _note_from_data(data: dict, body: str, fallback_id: str | None) -> Note:
         keywords=field("keywords", lambda v: str_list(v, "keywords")),
         tags=[t.lstrip("#") for t in field("tags", lambda v: str_list(v, "tags"))],
         context=field("context", _text_line),
-        created_at=field("created", lambda v: _date_or_none(v, "created")),
-        updated_at=field("updated", lambda v: _date_or_none(v, "updated")),
+        created_at=field("created", lambda v: _date_or_none(v, "created", date_order)),
+        updated_at=field("updated", lambda v: _date_or_none(v, "updated", date_order)),
         links=[_as_written(x) for x in field("links", lambda v: link_list(v, "links"))],
         backlinks=[_as_written(x) for x in field("backlinks", lambda v: link_list(v, "backlinks"))],
         keeps_backlinks="backlinks" in data,
@@ -343,11 +346,11 @@ def _single_line(value: Any) -> str:
     return " ".join(str(value).split())
 
 
-def _date_or_none(value: Any, name: str) -> datetime | None:
+def _date_or_none(value: Any, name: str, order: str) -> datetime | None:
     if value is None or value == "":
         return None
     try:
-        return to_datetime(value)
+        return to_datetime(value, order)
     except Exception:
         raise ValueError(f"{name} is not a date-time: {value!r}") from None
 

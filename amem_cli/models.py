@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from .timeutil import to_datetime
+
 # Frontmatter keys amem owns, in the order they are written.
 NOTE_KEYS = (
     "id",
@@ -107,6 +109,15 @@ class Note:
             "metadata": dict(self.metadata),
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Note":
+        """A note from the shape `to_dict` gives (and, besides, its `extra`)."""
+        fields = dict(data)
+        for key in ("created_at", "updated_at"):
+            if fields.get(key) is not None:
+                fields[key] = to_datetime(fields[key])
+        return cls(**fields)
+
     def embedding_text(self) -> str:
         """What gets embedded: the content with its context, keywords and tags."""
         parts = [self.content.strip()]
@@ -155,20 +166,5 @@ class SyncReport:
     def changed(self) -> int:
         return self.added + self.updated + self.removed
 
-
-@dataclass
-class Status:
-    vault: str
-    notes: int
-    indexed: int
-    embedded: int
-    links: int
-    boxes: int
-    pending_changes: int
-    embedding_model: str | None
-    embedding_dimensions: int | None
-    vector_store: str
-    errors: list[str] = field(default_factory=list)
-
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {"added": self.added, "updated": self.updated, "removed": self.removed, "errors": list(self.errors)}

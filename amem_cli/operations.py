@@ -1,354 +1,490 @@
-"""The operations the CLI asks for, one function each: the one way in to the services for
-the `amem` commands, whether they run in the command's own process or in the vault's
-warm server (`server/protocol.py` carries them there).
+"""The operations: the one way in to the services, one function each.
 
-An operation takes JSON-able arguments (paths absolute, standard input already read by
-the client) and a `Context`, calls services, and returns a JSON-able result: the shape
-the command's `--json` prints where it has one. No Typer, no Rich: rendering is the
-CLI's business.
+Every way in runs these through a `Facade`: the CLI (in the command's own process, or in
+the vault's warm server, where `server/protocol.py` carries them), the MCP server and the
+Python API. An operation takes its request (`amem_cli.wire`) and the `Call` it runs in,
+calls services, and returns its result, or the services' data it is made from
+(`Request.answer` turns that into the result). No Typer, no Rich: rendering is each way
+in's own business.
+
+The rules every way in shares live here, once: when the model's work is queued
+(`should_queue`); the search floor and the warning about a query of only common words
+(`_search`); a read sees the files as they are now (`fresh`; the services' own reads
+sync too); what the index could not read is told once (`Facade.problems`).
+
+Adding an operation: a request and its result in `wire.py`, one function here
+registered for the request; the CLI, the server, MCP and the API reach it as they are.
 """
 
 from __future__ import annotations
 
-import inspect
-import types
-import typing
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from .config import Settings
+from .container import Container, ModelWrapper
 from .errors import UsageError
+from .llm.base import LLM
+from .models import Note, SearchHit
+from .places import INDEX_DIR
+from .wire import (
+    Add, AddMany, AddNote, Block, BlockResult, BoxCount, Boxes, CancelQueued, CancelResult, Config, Doctor,
+    DoctorResult, Edit, Edited, EvolveResult, Evolve, Graph, GraphResult, History, Import, ImportReport, Ingest,
+    IngestReport, Init, InitResult, Job, ListNotes, NoteFile, Process, ProcessResult, Queue, QueueResult, Reindex,
+    ReindexResult, Remove, Request, Revision, Search, Show, Stats, Sync, Undo, VaultStatus, VaultStatusResult,
+)
 
-if typing.TYPE_CHECKING:
-    from .container import Container
+Progress = Callable[[int, int | None], None]  # (done, total) of a long operation
+
+
+class Facade:
+    """One vault's services, and the one way to run operations on them: what every way
+    in holds (the CLI's session, the servers, the Python API). The container behind it is
+    built at the first operation, with what the facade was given; an operation that
+    `creates` the vault (`amem init`) checks its request before the vault's folder is made."""
+
+    def __init__(self, settings: Settings, *, create: bool = False, llm: LLM | None = None,
+                 wrap_llm: ModelWrapper | None = None, between_batches: Callable[[], None] | None = None,
+                 watch: bool = False, has_worker: bool = False, shared_with: Facade | None = None):
+        """`create`: make the vault's folder if missing. `llm`, `wrap_llm`,
+        `between_batches`, `watch`: see `Container`. `has_worker`: a worker in this
+        process works the queue with this facade's model (a server's). `shared_with`: see
+        `variant`."""
+        self.settings = settings
+        self.has_worker = has_worker
+        self._create = create
+        self._options = {"llm": llm, "wrap_llm": wrap_llm, "between_batches": between_batches, "watch": watch}
+        self._shared = shared_with
+        self._container: Container | None = None
+
+    def _services(self, create: bool = False) -> Container:
+        if self._container is None:
+            if self._shared is not None:
+                self._container = self._shared._services().variant(self.settings)
+            else:
+                self._container = Container(self.settings, create=self._create or create, **self._options)
+        return self._container
+
+    def variant(self, settings: Settings) -> Facade:
+        """A facade for one command whose settings differ from these in the model choice
+        only (`Container.variant`); no worker works its queue with its model."""
+        return Facade(settings, shared_with=self)
+
+    def run(self, request: Request, *, progress: Progress | None = None, warnings: list[str] | None = None) -> Any:
+        """What the operation of `request` returns (`request.answer` makes its result of
+        it). What it has to tell the user is added to `warnings`, even when it fails."""
+        fn, fresh, creates = OPERATIONS[type(request)]
+        call = Call(self, creates, progress, warnings if warnings is not None else [])
+        if fresh:
+            call.container.indexer.sync()
+        return fn(call, request)
+
+    def problems(self) -> list[str]:
+        """What the index noticed since last asked (a note file it could not read), once each."""
+        if self._container is None or "indexer" not in self._container.__dict__:
+            return []  # nothing was looked at
+        return self._container.indexer.take_problems()
+
+    def told(self, warnings: list[str]) -> list[str]:
+        """What a caller tells its user after an operation: its warnings, then what the
+        index could not read (`problems`), each once."""
+        return warnings + [p for p in self.problems() if p not in warnings]
+
+    # -- what the servers need besides operations -------------------------------
+    @property
+    def root(self) -> Path:
+        return self._services().vault.root
+
+    @property
+    def index_dir(self) -> Path:
+        return self._services().vault.index_dir
+
+    def warm_up(self, *, model: bool = False) -> None:
+        """Load the embedder and the vector store's client (and with `model` the model)
+        before the first call needs them. A model that will not load is said on stderr:
+        each job that needs it says so again."""
+        c = self._services()
+        c.embedder.embed(["warm up"])
+        c.indexer.vectors().count()
+        warm = getattr(c.llm, "warm", None) if model else None
+        if warm is not None:
+            try:
+                warm()
+            except Exception as exc:
+                import sys
+
+                print(f"model not loaded: {exc}", file=sys.stderr, flush=True)
+
+    def jobs_waiting(self, *, apart: bool = True) -> int | None:
+        """How many jobs the queue holds. `apart`: read on a connection of its own, so a
+        server answers `amem server status` without waiting for its turn on the index (None
+        when it cannot be read so)."""
+        from .index.sqlite import job_total
+
+        c = self._services()
+        return job_total(c.index.path) if apart else len(c.index.queued())
+
+    def close(self) -> None:
+        if self._container is not None:
+            self._container.close()
 
 
 @dataclass
-class Context:
-    """What an operation needs besides its arguments."""
+class Call:
+    """One operation's run: what it needs besides its request, and what it has to say."""
 
-    container: Container
-    in_server: bool = False  # done by the warm server with its own container: its worker works the queue with this model
-    progress: Callable[[int, int | None], None] | None = None  # (done, total) of a long operation
-    warnings: list[str] = field(default_factory=list)  # told to the user on stderr, after the fact
+    facade: Facade
+    creates: bool  # the operation makes the vault's folder if missing
+    progress: Progress | None = None
+    warnings: list[str] = field(default_factory=list)  # told to the user after the fact
+
+    @property
+    def container(self) -> Container:
+        return self.facade._services(create=self.creates)
 
 
-OPERATIONS: dict[str, Callable[..., Any]] = {}
+OPERATIONS: dict[type[Request], tuple[Callable[[Call, Any], Any], bool, bool]] = {}
 
 
-def operation(name: str) -> Callable:
+def operation(request: type[Request], *, fresh: bool = False, creates: bool = False) -> Callable:
+    """Register the function that does what `request` asks. `fresh`: it reads the index,
+    which first catches up with the files. `creates`: it makes the vault if missing."""
+
     def register(fn: Callable) -> Callable:
-        OPERATIONS[name] = fn
+        OPERATIONS[request] = (fn, fresh, creates)
         return fn
 
     return register
 
 
-def run(name: str, args: dict[str, Any], cx: Context) -> Any:
-    """The operation's result. Unknown operations and arguments of the wrong name or type
-    are a UsageError, before anything is done."""
-    fn = OPERATIONS.get(name) if isinstance(name, str) else None
-    if fn is None:
-        raise UsageError(f"unknown operation {name!r}", hint=f"one of: {', '.join(sorted(OPERATIONS))}")
-    _check(name, fn, args)
-    try:
-        return fn(cx, **args)
-    finally:
-        cx.warnings.extend(p for p in problems(cx.container) if p not in cx.warnings)
+# -- the services' data, with what a result adds to it (`Request.answer` reads `to_dict`) --
 
 
-def problems(c: Container) -> list[str]:
-    """What the index noticed since last asked (a note file it could not read), once each."""
-    if "indexer" not in c.__dict__:  # not built (the container builds its parts on first use)
-        return []
-    found = list(dict.fromkeys(c.indexer.problems))
-    c.indexer.problems.clear()
-    return found
+@dataclass
+class Added:
+    note: Note
+    queued: bool  # the model's work on it is queued
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.note.to_dict(), "queued": int(self.queued)}
 
 
-def _check(name: str, fn: Callable, args: Any) -> None:
-    if not isinstance(args, dict):
-        raise UsageError(f"the arguments of {name!r} are a JSON object, not {type(args).__name__}")
-    hints = typing.get_type_hints(fn)
-    params = list(inspect.signature(fn).parameters.values())[1:]  # after the context
-    known = {p.name: p for p in params}
-    for key, value in args.items():
-        if key not in known:
-            raise UsageError(f"{name!r} takes no argument {key!r}", hint=f"it takes: {', '.join(known) or 'none'}")
-        if not _fits(value, hints[key]):
-            raise UsageError(f"{name!r}: {key!r} cannot be {value!r}")
-    missing = [p.name for p in params if p.default is inspect.Parameter.empty and p.name not in args]
-    if missing:
-        raise UsageError(f"{name!r} needs {', '.join(map(repr, missing))}")
+@dataclass
+class Shown:
+    note: Note
+    related: dict[str, str | None] | None  # see `wire.ShowResult`
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.note.to_dict() if self.related is None else {**self.note.to_dict(), "related": self.related}
 
 
-def _fits(value: Any, hint: Any) -> bool:
-    """Whether a JSON value has the annotated type (str, int, bool, None, lists and dicts of them)."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        return any(_fits(value, h) for h in typing.get_args(hint))
-    if hint is type(None):
-        return value is None
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is str:
-        return isinstance(value, str)
-    if origin is list:
-        (item,) = typing.get_args(hint)
-        return isinstance(value, list) and all(_fits(v, item) for v in value)
-    if origin is dict:
-        key, item = typing.get_args(hint)
-        return isinstance(value, dict) and all(_fits(k, key) and _fits(v, item) for k, v in value.items())
-    raise TypeError(f"no check for {hint!r}")
+@dataclass
+class Removed:
+    notes: list[Note]
+    recoverable: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"removed": [n.id for n in self.notes], "recoverable": self.recoverable}
+
+
+@dataclass
+class Found:
+    """A block of notes, and the hits it was made of (the MCP server says why a block is empty)."""
+
+    block: BlockResult
+    hits: list[SearchHit]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.block.to_json()
 
 
 # -- single notes -------------------------------------------------------------------
 
 
-@operation("add")
-def add(cx: Context, content: str, keywords: list[str] | None = None, tags: list[str] | None = None,
-        context: str | None = None, boxes: list[str] | None = None, metadata: dict[str, str] | None = None,
-        created: str | None = None, after: str | None = None, wait: bool = False, redact: bool = True) -> dict:
-    """The note, and `queued`: 1 when its model work is queued, else 0."""
+@operation(Add)
+def add(call: Call, req: Add) -> Added:
     from .redact import REDACTED
 
-    queue = queues(cx, wait)
-    note = cx.container.notes.add(
-        content, keywords=keywords, tags=tags, context=context, boxes=boxes, metadata=metadata or {}, created_at=created,
-        after=after, defer=queue, redact=redact,
+    queue = should_queue(call, req.wait)
+    note = call.container.notes.add(
+        req.content, keywords=req.keywords, tags=req.tags, context=req.context, boxes=req.boxes,
+        metadata=req.metadata or {}, created_at=req.created_at, after=req.after, defer=queue, redact=req.redact,
     )
     if redacted := note.metadata.get(REDACTED):
-        cx.warnings.append(f"{redacted} secret{'s' if redacted != 1 else ''} redacted (--no-redact keeps them)")
-    return {**note.to_dict(), "queued": int(queue)}
+        call.warnings.append(f"{redacted} secret{'s' if redacted != 1 else ''} redacted (--no-redact keeps them)")
+    return Added(note, queue)
 
 
-def queues(cx: Context, wait: bool) -> bool:
-    """Whether a write queues the model's work (building, linking, evolving its notes)
+@operation(AddMany)
+def add_many(call: Call, req: AddMany) -> list[Note]:
+    return call.container.notes.add_many(req.items, after=req.after, defer=should_queue(call, req.wait),
+                                         redact=req.redact)
+
+
+@operation(AddNote)
+def add_note(call: Call, req: AddNote) -> Note:
+    return call.container.notes.add_note(Note.from_dict(req.note), after=req.after)
+
+
+def should_queue(call: Call, wait: bool) -> bool:
+    """Whether a write queues the model's work (constructing, linking, evolving its notes)
     rather than doing it before it returns: unless `wait`, when there is a model to do it
     (with none, the deterministic methods do their part at once). Either way the notes
     are stored, indexed and embedded before the write returns; the queue's work is done
-    by the warm server's worker, or by `amem process`. A job names no model, and they
-    work it with the vault's own: work asked of another model (`amem --model X add`, in
-    this process) is done before the write returns."""
-    if wait or not cx.container.notes.pipeline.has_model():
+    by a server's worker, or by `amem process`. A job names no model, and they work it
+    with the vault's own: work asked of another model (`amem --model X add`, in this
+    process) is done before the write returns."""
+    if wait or not call.container.notes.pipeline.has_model():
         return False
-    return cx.in_server or _the_vaults_own_model(cx.container.settings)
+    return call.facade.has_worker or _the_vaults_own_model(call.container.settings)
 
 
-def _the_vaults_own_model(settings) -> bool:
+def _the_vaults_own_model(settings: Settings) -> bool:
     from .config import MODEL_CHOICE, load_settings
 
     own = load_settings(dir=str(settings.dir), notices=[])  # what a worker started from the vault would use
     return all(getattr(own, name) == getattr(settings, name) for name in MODEL_CHOICE)
 
 
-@operation("show")
-def show(cx: Context, id: str, related: bool = False) -> dict:
-    """The note; `related` adds {"related": {link as written: the first words of the note
-    it names, or None}} for its links, backlinks, previous and next (the human view)."""
-    notes = cx.container.notes
-    note = notes.get(id)
-    shown = note.to_dict()
-    if related:
-        shown["related"] = notes.glimpses(filter(None, [note.previous, note.next, *note.links, *note.backlinks]))
-    return shown
+@operation(Show)
+def show(call: Call, req: Show) -> Shown:
+    notes = call.container.notes
+    note = notes.get(req.id)
+    related = None
+    if req.related:
+        related = notes.glimpses(filter(None, [note.previous, note.next, *note.links, *note.backlinks]))
+    return Shown(note, related)
 
 
-@operation("list")
-def list_(cx: Context, tags: list[str] | None = None, boxes: list[str] | None = None, since: str | None = None,
-          until: str | None = None, limit: int = 50) -> list[dict]:
+@operation(ListNotes)
+def list_(call: Call, req: ListNotes) -> list[Note]:
+    return call.container.notes.list(tags=req.tags, boxes=req.boxes, since=_when(call, req.since),
+                                     until=_when(call, req.until), limit=req.limit)
+
+
+def _when(call: Call, text: str | None):
+    """A date-time a person gave (`--since`), read in the vault's date order."""
     from .timeutil import to_datetime
 
-    notes = cx.container.notes.list(tags=tags, boxes=boxes, since=to_datetime(since) if since else None,
-                                    until=to_datetime(until) if until else None, limit=limit)
-    return [n.to_dict() for n in notes]
+    return to_datetime(text, call.container.settings.date_order) if text else None
 
 
-@operation("rm")
-def rm(cx: Context, ids: list[str], purge: bool = False) -> dict:
-    """`purge`: keep nothing of them (else `undo` brings each back, within `trash_days`).
-    `recoverable`: whether `undo` can (not when purged, nor with `trash_days` 0)."""
-    notes = cx.container.notes
-    return {"removed": [notes.delete(i, purge=purge).id for i in ids], "recoverable": not purge and notes.trash.days > 0}
+@operation(NoteFile)
+def note_file(call: Call, req: NoteFile) -> str:
+    notes = call.container.notes
+    notes.get(req.id)  # brings the index up to date with the file first
+    return call.container.vault.read_bytes(notes.path_of(req.id)).decode("utf-8")
 
 
-@operation("history")
-def history(cx: Context, id: str) -> list[dict]:
-    import json
+@operation(Edit)
+def edit(call: Call, req: Edit) -> str:
+    c = call.container
+    c.vault.check_writable()  # before an editor opens a file it could not save
+    c.notes.get(req.id)  # an unknown id fails here, before an editor opens
+    return str(c.vault.abspath(c.notes.path_of(req.id)))
 
+
+@operation(Edited)
+def edited(call: Call, req: Edited) -> Note:
+    c = call.container
+    rel = c.notes.path_of(req.id)
+    problems = [e for e in c.indexer.sync().errors if e.startswith(rel)]
+    if problems:
+        raise UsageError(problems[0], hint="edit the note again to fix it; it is not indexed until then")
+    c.indexer.flush_vectors()
+    return c.notes.get(req.id, sync=False)
+
+
+@operation(Remove)
+def rm(call: Call, req: Remove) -> Removed:
+    notes = call.container.notes
+    return Removed([notes.delete(i, purge=req.purge) for i in req.ids], not req.purge and notes.trash.days > 0)
+
+
+@operation(History)
+def history(call: Call, req: History) -> list[Revision]:
     revisions = []
-    for r in cx.container.notes.history(id):
+    for r in call.container.notes.history(req.id):
         public = {k: v for k, v in r.items() if k not in ("old_bytes", "new_hash")}
         public["old_tags"], public["new_tags"] = json.loads(r["old_tags"]), json.loads(r["new_tags"])
-        revisions.append(public)
+        revisions.append(Revision(**public))
     return revisions
 
 
-@operation("undo")
-def undo(cx: Context, id: str) -> dict:
-    return cx.container.notes.undo(id).to_dict()
+@operation(Undo)
+def undo(call: Call, req: Undo) -> Note:
+    return call.container.notes.undo(req.id)
 
 
-@operation("evolve")
-def evolve(cx: Context, id: str, dry_run: bool = False) -> dict:
-    return {"note": id, "dry_run": dry_run, **cx.container.notes.pipeline.revisit(id, dry_run=dry_run)}
+@operation(Evolve)
+def evolve(call: Call, req: Evolve) -> EvolveResult:
+    return EvolveResult(note=req.id, dry_run=req.dry_run, **call.container.notes.pipeline.revisit(req.id, dry_run=req.dry_run))
 
 
 # -- finding ------------------------------------------------------------------------
 
 
-@operation("search")
-def search(cx: Context, query: str, limit: int = 10, mode: str = "hybrid", tags: list[str] | None = None,
-           boxes: list[str] | None = None, since: str | None = None, until: str | None = None) -> list[dict]:
-    hits = _search(cx, query, limit=limit, mode=mode, tags=tags, boxes=boxes, since=since, until=until)
-    return [h.to_dict() for h in hits]
+@operation(Search)
+def search(call: Call, req: Search) -> list[SearchHit]:
+    return _search(call, req.query, limit=req.limit, mode=req.mode, tags=req.tags, boxes=req.boxes, since=req.since,
+                   until=req.until, floor=req.floor)
 
 
-def _search(cx: Context, query: str, **options: Any) -> list:
-    """The hits that mean something (the floor: `SearchService._floor`); a query of only
-    common words finds none, and the user is told why."""
+def _search(call: Call, query: str, *, since: str | None, until: str | None, floor: bool = True, **options: Any) -> list:
+    """The hits. With the floor, only those that mean something (`SearchService._floor`):
+    a query of only common words then finds none, and the user is told why."""
     from .retrieve.query import unsearchable
 
-    if why := unsearchable(query):
-        cx.warnings.append(why)
-    return cx.container.search.search(query, floor=True, **options)
+    if floor and (why := unsearchable(query)):
+        call.warnings.append(why)
+    return call.container.search.search(query, floor=floor, since=_when(call, since), until=_when(call, until), **options)
 
 
-@operation("context")
-def context(cx: Context, query: str, max_tokens: int = 2000, limit: int = 10, tags: list[str] | None = None,
-            boxes: list[str] | None = None, since: str | None = None, until: str | None = None) -> dict:
+@operation(Block)
+def block(call: Call, req: Block) -> Found:
     from .services.context import context_of
 
-    hits = _search(cx, query, limit=limit, tags=tags, boxes=boxes, since=since, until=until)
-    return context_of(query, (h.note for h in hits), max_tokens)
+    hits = _search(call, req.query, limit=req.limit, tags=req.tags, boxes=req.boxes, since=req.since, until=req.until)
+    return Found(BlockResult(**context_of(req.query, (h.note for h in hits), req.max_tokens)), hits)
 
 
 # -- bringing notes in --------------------------------------------------------------
 
 
-@operation("ingest")
-def ingest(cx: Context, transcripts: list[list[str]], redact: bool = True, wait: bool = False) -> list[dict]:
-    """`transcripts`: [name, text] pairs, read by the client. One report each, with its
-    name and `queued`: how many of its notes' model work is queued (see `queues`)."""
-    if any(len(t) != 2 for t in transcripts):
+@operation(Ingest)
+def ingest(call: Call, req: Ingest) -> list[IngestReport]:
+    """One report per [name, text] pair, with its `queued` (see `should_queue`)."""
+    if any(len(t) != 2 for t in req.transcripts):
         raise UsageError("each transcript is a [name, text] pair")
-    ingester, queue = cx.container.ingester, queues(cx, wait)
-    reports = [ingester.ingest(text, name, redact_secrets=redact, defer=queue) for name, text in transcripts]
-    return [{"name": r.name, **r.to_dict(), "queued": len(r.ids) if queue else 0} for r in reports]
+    ingester, queue = call.container.ingester, should_queue(call, req.wait)
+    return [ingester.ingest(text, name, redact_secrets=req.redact, defer=queue) for name, text in req.transcripts]
 
 
-@operation("import")
-def import_(cx: Context, path: str, wait: bool = False, batch: int = 256, redact: bool = True,
-            stdin: str | None = None) -> dict:
-    """`path`: absolute, or '-' for `stdin` (the JSONL text the client read). The report
-    has `queued`: how many notes' model work is queued (see `queues`)."""
+@operation(Import)
+def import_(call: Call, req: Import) -> ImportReport:
     import io
 
-    if path == "-" and stdin is None:
+    if req.path == "-" and req.stdin is None:
         raise UsageError("importing '-' needs the text of standard input")
-    queue = queues(cx, wait)
-    report = cx.container.importer.import_path(
-        path, defer=queue, batch=batch, progress=cx.progress, redact=redact,
-        stdin=io.StringIO(stdin) if path == "-" else None,
+    return call.container.importer.import_path(
+        req.path, defer=should_queue(call, req.wait), batch=req.batch, progress=call.progress, redact=req.redact,
+        stdin=io.StringIO(req.stdin) if req.path == "-" else None,
     )
-    return {**report.to_dict(), "queued": len(report.ids) if queue else 0}
 
 
-@operation("process")
-def process(cx: Context, limit: int | None = None, seconds: int | None = None) -> dict:
-    """Work the queue: at most `limit` jobs, none started after `seconds`."""
+@operation(Process)
+def process(call: Call, req: Process) -> ProcessResult:
     import time
 
-    c = cx.container
-    until = None if seconds is None else time.monotonic() + seconds
-    done = c.notes.pipeline.process(limit, progress=cx.progress, until=until)
-    return {"processed": done, "queued": len(c.index.queued())}
+    c = call.container
+    until = None if req.seconds is None else time.monotonic() + req.seconds
+    c.indexer.flush_vectors()  # the vectors of notes written elsewhere first: a job links its note by them
+    done = c.notes.pipeline.process(req.limit, progress=call.progress, until=until)
+    return ProcessResult(processed=done, queued=len(c.index.queued()))
 
 
-@operation("queue")
-def queue(cx: Context, limit: int | None = None) -> dict:
-    """The queue's jobs in the order they are worked (`state`: queued, running or failed),
-    and its `summary` (`JobQueue.summary`)."""
-    q = cx.container.notes.pipeline.queue
-    running = {n for n, _, _ in cx.container.index.claims()} - {n for n, _ in q.expired()}
-    jobs = []
-    for j in cx.container.index.jobs(limit):
-        state = "running" if j["note_id"] in running else "failed" if j["failures"] else "queued"
-        jobs.append({"id": j["note_id"], "state": state, "queued": j["queued"], "failures": j["failures"],
-                     "error": j["error"], "content": j["content"]})
-    return {"jobs": jobs, "summary": q.summary()}
+@operation(Queue)
+def queue(call: Call, req: Queue) -> QueueResult:
+    c = call.container
+    running = {n for n, _, _ in c.index.claims()} - {n for n, _ in c.queue.expired()}
+    jobs = [Job(id=j["note_id"], state="running" if j["note_id"] in running else "failed" if j["failures"] else "queued",
+                queued=j["queued"], failures=j["failures"], error=j["error"], content=j["content"])
+            for j in c.index.jobs(req.limit)]
+    return QueueResult(jobs=jobs, summary=c.queue.summary())
 
 
-@operation("queue_cancel")
-def queue_cancel(cx: Context, ids: list[str] | None = None) -> dict:
+@operation(CancelQueued)
+def queue_cancel(call: Call, req: CancelQueued) -> CancelResult:
     """Drop the jobs of `ids` (None: all): see `Pipeline.cancel`."""
-    return cx.container.notes.pipeline.cancel(ids, progress=cx.progress)
+    return CancelResult(**call.container.notes.pipeline.cancel(req.ids, progress=call.progress))
 
 
 # -- the vault ----------------------------------------------------------------------
 
-
-@operation("boxes")
-def boxes(cx: Context) -> list[dict]:
-    c = cx.container
-    c.indexer.sync()
-    return [{"box": box, "notes": n} for box, n in c.index.boxes()]
+GITIGNORE = f"# amem's index is derived from the notes: `amem reindex` rebuilds it.\n{INDEX_DIR}/\n"
 
 
-@operation("stats")
-def stats(cx: Context) -> dict:
+@operation(Init, creates=True)
+def init(call: Call, req: Init) -> InitResult:
+    from .config import VAULT_CONFIG, profile_toml, trust_vault
+    from .vault import content_hash
+
+    toml = profile_toml(req.profile) if req.profile else None  # an unknown profile fails before anything is written
+    c = call.container  # (the vault's folder is made here)
+    if toml is not None:
+        if (c.vault.root / VAULT_CONFIG).exists():
+            raise UsageError(f"{c.vault.root / VAULT_CONFIG} exists already", hint="edit it, or remove it first")
+        c.vault.write_text(VAULT_CONFIG, toml)
+        trust_vault(c.vault.root)  # amem wrote it for this user: theirs, as long as it stays as written
+    gitignore = c.vault.root / ".gitignore"
+    if not gitignore.exists():
+        c.vault.write_text(".gitignore", GITIGNORE)
+    elif f"{INDEX_DIR}/" not in (ignored := gitignore.read_bytes()).decode("utf-8", errors="replace").split():
+        c.vault.write_text(".gitignore", ignored.decode("utf-8").rstrip("\n") + "\n" + GITIGNORE, expect_hash=content_hash(ignored))
+    report = c.indexer.sync()
+    return InitResult(vault=str(c.vault.root), notes=c.index.count(), indexed=report.added, profile=req.profile)
+
+
+@operation(Boxes, fresh=True)
+def boxes(call: Call, req: Boxes) -> list[BoxCount]:
+    return [BoxCount(box=box, notes=n) for box, n in call.container.index.boxes()]
+
+
+@operation(Stats, fresh=True)
+def stats(call: Call, req: Stats):
     from .services.stats import graph_stats
 
-    c = cx.container
-    c.indexer.sync()
-    return graph_stats(c.index).to_dict()
+    return graph_stats(call.container.index)
 
 
-@operation("graph")
-def graph(cx: Context, format: str = "mermaid", around: str | None = None, depth: int = 2,
-          tags: list[str] | None = None, boxes: list[str] | None = None) -> dict:
+@operation(Graph, fresh=True)
+def graph(call: Call, req: Graph) -> GraphResult:
     """The graph as text in `format` (mermaid, dot, graphml, json, or html: a page)."""
     from .services import graph as views
 
-    c = cx.container
-    c.indexer.sync()
-    g = views.build_graph(c.index, around=around, depth=depth, tags=tags, boxes=boxes)
-    if format == "html":
-        title = f"{c.vault.root.name}: around {around}" if around else c.vault.root.name
+    c = call.container
+    g = views.build_graph(c.index, around=req.around, depth=req.depth, tags=req.tags, boxes=req.boxes)
+    if req.format == "html":
+        title = f"{c.vault.root.name}: around {req.around}" if req.around else c.vault.root.name
         text = views.to_html(g, f"amem graph of {title}")
     else:
-        text = views.render(g, format)
-    return {"text": text, "format": format, "nodes": len(g.nodes), "edges": len(g.edges)}
+        text = views.render(g, req.format)
+    return GraphResult(text=text, format=req.format, nodes=len(g.nodes), edges=len(g.edges))
 
 
-@operation("reindex")
-def reindex(cx: Context) -> dict:
-    c = cx.container
-    report = c.indexer.reindex(progress=cx.progress)
-    return {"notes": c.index.count(), "embedded": c.index.embedded_count(), "errors": report.errors}
+@operation(Sync)
+def sync(call: Call, req: Sync):
+    return call.container.indexer.sync(force=True)
 
 
-@operation("vault_status")  # "status" is the server's own (`amem server status`)
-def vault_status(cx: Context) -> dict:
-    """`status`: what `amem status --json` prints; the rest is for the human view."""
-    c = cx.container
-    st = c.indexer.status(vector_store=c.settings.chroma_url or "local")
-    return {"status": {**st.to_dict(), "queue": c.notes.pipeline.queue.summary()}, "read_only": c.vault.read_only,
-            "index_dir": str(c.vault.index_dir)}
+@operation(Reindex)
+def reindex(call: Call, req: Reindex) -> ReindexResult:
+    c = call.container
+    report = c.indexer.reindex(progress=call.progress)
+    return ReindexResult(notes=c.index.count(), embedded=c.index.embedded_count(), errors=report.errors)
 
 
-@operation("doctor")
-def doctor(cx: Context, fix: bool = False) -> dict:
-    """`report`: what `amem doctor --json` prints; `for_a_person`: only a person can mend it."""
-    report = cx.container.doctor.run(fix=fix)
-    return {"report": report.to_dict(), "for_a_person": report.for_a_person}
+@operation(VaultStatus)
+def vault_status(call: Call, req: VaultStatus) -> VaultStatusResult:
+    """Read before any sync: how the index stands against the files."""
+    c = call.container
+    status = c.indexer.status(vector_store=c.settings.chroma_url or "local")
+    status.queue = c.queue.summary()
+    return VaultStatusResult(status=status, read_only=c.vault.read_only, index_dir=str(c.vault.index_dir))
 
 
-@operation("config")
-def config(cx: Context) -> dict:
+@operation(Doctor)
+def doctor(call: Call, req: Doctor) -> DoctorResult:
+    report = call.container.doctor.run(fix=req.fix)
+    return DoctorResult(report=report, for_a_person=report.for_a_person)
+
+
+@operation(Config)
+def config(call: Call, req: Config) -> dict[str, Any]:
     import dataclasses
 
     return {k: (str(v) if v is not None and not isinstance(v, (int, float, str)) else v)
-            for k, v in dataclasses.asdict(cx.container.settings).items()}
+            for k, v in dataclasses.asdict(call.container.settings).items()}

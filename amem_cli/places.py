@@ -1,11 +1,21 @@
-"""Where amem keeps what is not in a vault: the user's cache folder (the ONNX model, the
-index of a vault amem cannot write), and folders of this user's only."""
+"""Where amem keeps things: the vault's index folder, the user's cache folder (the ONNX
+model, the index of a vault amem cannot write), folders of this user's only; and which
+folders of a vault hold no notes."""
 
 from __future__ import annotations
 
 import os
 import stat
 from pathlib import Path
+
+# The vault's index, derived from its notes (SQLite, vectors, the queue, the server's socket).
+INDEX_DIR = ".amem"
+
+
+def hidden(name: str) -> bool:
+    """Whether a file or folder of a vault is hidden: no note is looked for in a hidden
+    folder (`.amem/`, `.git/`, an editor's), and no hidden file is a note."""
+    return name.startswith(".")
 
 
 def cache_root(cache_dir: str | os.PathLike | None) -> Path:
@@ -15,6 +25,23 @@ def cache_root(cache_dir: str | os.PathLike | None) -> Path:
 
         cache_dir = user_cache_dir("amem")
     return Path(cache_dir).expanduser()
+
+
+def cached_index_dir(cache: Path, root: Path) -> Path:
+    """Where the index of a vault amem may only read is kept: a folder of its own in the cache."""
+    import hashlib
+
+    return cache / "vaults" / hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
+
+
+def index_db(root: Path, cache_dir: str | os.PathLike | None) -> Path | None:
+    """The vault's index file as it is (None: there is none yet): in its `.amem/`, or, for
+    a vault amem may only read, in the cache (`cached_index_dir`)."""
+    own = root / INDEX_DIR
+    for folder in ([own] if os.access(own, os.W_OK) else []) + [cached_index_dir(cache_root(cache_dir), root)]:
+        if (folder / "index.db").is_file():
+            return folder / "index.db"
+    return None
 
 
 def private_dir(path: Path) -> Path:

@@ -25,10 +25,10 @@ _FORMATS = (
 
 # How a slashed or dashed date whose first two numbers could each be the day
 # (`05/08/2024`) is read: "day-first", "month-first", or "auto" (such a date is refused
-# with a hint, rather than read as the wrong day). The `date_order` setting; set by the
-# container that runs with it. A dotted date (`29.12.2023`) is day-first everywhere.
+# with a hint, rather than read as the wrong day). The `date_order` setting, handed to
+# whatever reads dates a person wrote (`to_datetime`'s `order`). A dotted date
+# (`29.12.2023`) is day-first everywhere.
 DATE_ORDERS = ("auto", "day-first", "month-first")
-date_order = "auto"
 
 # 29.12.2023, 00:51:12 · 12/29/23, 12:51 AM · 2024/05/08 13:56 · [29.12.23, 00:51:12]
 _NUMERIC = re.compile(
@@ -46,14 +46,15 @@ def now() -> datetime:
     return datetime.now(timezone.utc).astimezone().replace(microsecond=0)
 
 
-def to_datetime(value: object) -> datetime:
-    """A datetime, date or date-time string as an aware datetime (naive means local time)."""
+def to_datetime(value: object, order: str = "auto") -> datetime:
+    """A datetime, date or date-time string as an aware datetime (naive means local time).
+    `order`: how a slashed date that reads both ways is read (`DATE_ORDERS`)."""
     if isinstance(value, datetime):
         dt = value
     elif isinstance(value, date):
         dt = datetime(value.year, value.month, value.day)
     elif isinstance(value, str):
-        dt = _parse_string(value.strip())
+        dt = _parse_string(value.strip(), order)
     elif isinstance(value, (int, float)) and not isinstance(value, bool) and _EPOCH.fullmatch(f"{abs(value):.0f}"):
         dt = _from_epoch(float(value))
     else:
@@ -73,7 +74,7 @@ def _local(naive: datetime) -> datetime:
         return naive.replace(tzinfo=nearest.astimezone().tzinfo)
 
 
-def _parse_string(text: str) -> datetime:
+def _parse_string(text: str, order: str) -> datetime:
     iso = _LONG_FRACTION.sub(r"\1", text)
     try:
         return datetime.fromisoformat(iso[:-1] + "+00:00" if iso.endswith("Z") else iso)
@@ -83,7 +84,7 @@ def _parse_string(text: str) -> datetime:
         return _from_epoch(float(text))
     numeric = _NUMERIC.fullmatch(text)
     if numeric:
-        return _numeric(numeric, text)
+        return _numeric(numeric, text, order)
     for fmt in _FORMATS:
         try:
             return datetime.strptime(text, fmt)
@@ -111,7 +112,7 @@ def _from_epoch(seconds: float) -> datetime:
     return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=seconds)
 
 
-def _numeric(m: re.Match, text: str) -> datetime:
+def _numeric(m: re.Match, text: str, order: str) -> datetime:
     a, b, c = int(m["a"]), int(m["b"]), int(m["c"])
     if len(m["a"]) >= 3:
         year, month, day_ = a, b, c
@@ -121,9 +122,9 @@ def _numeric(m: re.Match, text: str) -> datetime:
             day_, month = a, b
         elif b > 12 or a == b:
             month, day_ = a, b
-        elif date_order == "day-first":
+        elif order == "day-first":
             day_, month = a, b
-        elif date_order == "month-first":
+        elif order == "month-first":
             month, day_ = a, b
         else:
             raise UsageError(f"the date {text!r} could be day {a} of month {b} or day {b} of month {a}",

@@ -97,12 +97,13 @@ def parse(text: str, clean: Callable[[str], str] | None = None) -> list[Message]
     return read(text, clean).messages
 
 
-def read(text: str, clean: Callable[[str], str] | None = None) -> Transcript:
+def read(text: str, clean: Callable[[str], str] | None = None, date_order: str = "auto") -> Transcript:
     """The messages of a transcript, in order (keyed: `identify`), and its session id.
     `clean` (secret redaction) is applied to each message of a JSON transcript once
     decoded, and to a text transcript whole, before it is cut into turns and paragraphs:
     a private key block holds blank lines and "Proc-Type: ..." lines, and would be cut in
-    pieces no detector knows. Keys are made of the cleaned text, never of a secret."""
+    pieces no detector knows. Keys are made of the cleaned text, never of a secret.
+    `date_order`: how a message's time that reads both ways is read (`timeutil.DATE_ORDERS`)."""
     stripped = text.strip()
     records: list | None = None
     if stripped and stripped[0] in "{[":
@@ -112,7 +113,8 @@ def read(text: str, clean: Callable[[str], str] | None = None) -> Transcript:
             whole = None  # JSONL, or text that starts with a bracket
         records = [whole] if isinstance(whole, dict) else whole if isinstance(whole, list) else _jsonl(stripped)
     if records is not None:
-        out = Transcript(_number((m for r in records for m in _from_record(r)), clean), _session_of(records))
+        out = Transcript(_number((m for r in records for m in _from_record(r, None, date_order)), clean),
+                         _session_of(records))
     else:
         out = Transcript(_number(_from_text(clean(stripped).strip() if clean else stripped)) if stripped else [])
     identify(out.messages, out.session)
@@ -156,23 +158,23 @@ def _jsonl(text: str) -> list | None:
     return records
 
 
-def _from_record(record: Any, timestamp: str | None = None):
+def _from_record(record: Any, timestamp: str | None, order: str):
     """(role, text, timestamp) for each message in a JSON value."""
     if isinstance(record, list):
         for item in record:
-            yield from _from_record(item, timestamp)
+            yield from _from_record(item, timestamp, order)
         return
     if not isinstance(record, dict):
         return
-    ts = _timestamp(record) or timestamp
+    ts = _timestamp(record, order) or timestamp
     if isinstance(record.get("messages"), list):
-        yield from _from_record(record["messages"], ts)
+        yield from _from_record(record["messages"], ts, order)
     elif isinstance(record.get("message"), dict):  # agent logs: {"type": "user", "message": {...}}
         inner = record["message"]
         role = inner.get("role") or record.get("type")
-        yield from _from_record({**inner, "role": role}, _timestamp(inner) or ts)
+        yield from _from_record({**inner, "role": role}, _timestamp(inner, order) or ts, order)
     elif record.get("type") == "response_item" and isinstance(record.get("payload"), dict):  # Codex's lines
-        yield from _from_record(record["payload"], ts)
+        yield from _from_record(record["payload"], ts, order)
     elif "content" in record or "text" in record:
         role = record.get("role") or record.get("speaker") or record.get("author")
         if isinstance(role, dict):
@@ -197,13 +199,13 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def _timestamp(record: dict) -> str | None:
+def _timestamp(record: dict, order: str) -> str | None:
     """The record's time as ISO 8601, if it gives one that reads as a time."""
     for key in ("timestamp", "created_at", "time"):
         value = record.get(key)
         try:
             if isinstance(value, (str, int, float)) and str(value).strip():  # (a number: Unix time)
-                return to_datetime(value).isoformat()
+                return to_datetime(value, order).isoformat()
         except (UsageError, ValueError, OverflowError, OSError):
             pass
     return None

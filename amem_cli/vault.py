@@ -19,10 +19,9 @@ from .errors import ConflictError, NoteFormatError, UsageError, VaultError
 from .ids import check_id, id_from_stem
 from .markdown import read_note
 from .models import Note
-from .places import private_dir
+from .places import INDEX_DIR, cached_index_dir, hidden, private_dir
 from .utf8 import mend
 
-INDEX_DIR = ".amem"
 LOCK_NOTICE = 3.0  # seconds of waiting for the write lock before saying so
 # A larger file is not read as a note: an atomic note is far smaller, and indexing and
 # embedding 20 MB takes minutes and a gigabyte of memory.
@@ -44,10 +43,12 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def parse_note_file(path: str, data: bytes, *, own_id: bool = True) -> tuple[Note | None, str | None, bool]:
+def parse_note_file(path: str, data: bytes, *, own_id: bool = True,
+                    date_order: str = "auto") -> tuple[Note | None, str | None, bool]:
     """The note in a file's bytes (or the problem, in one line), and whether the file
     names its id (else the id is the one its name gives). `own_id=False`: a file from
-    elsewhere (an import) whose `id` amem does not use."""
+    elsewhere (an import) whose `id` amem does not use. `date_order`: how a date that
+    reads both ways is read (`timeutil.DATE_ORDERS`)."""
     if len(data) > MAX_NOTE_BYTES:
         return None, f"{path}: larger than a note may be ({MAX_NOTE_BYTES // 2**20} MiB); split it; it was skipped", False
     try:
@@ -58,7 +59,8 @@ def parse_note_file(path: str, data: bytes, *, own_id: bool = True) -> tuple[Not
     if "\x00" in text:
         return None, f"{path}: a binary file, not a Markdown note; it was skipped", False
     try:
-        note, named = read_note(text, path=path, fallback_id=id_from_stem(PurePosixPath(path).stem), own_id=own_id)
+        note, named = read_note(text, path=path, fallback_id=id_from_stem(PurePosixPath(path).stem), own_id=own_id,
+                                date_order=date_order)
     except NoteFormatError as exc:
         return None, exc.message, False
     return note, None, named
@@ -67,15 +69,21 @@ def parse_note_file(path: str, data: bytes, *, own_id: bool = True) -> tuple[Not
 class Vault:
     """A folder of Markdown notes. Paths handed out are relative to the root, POSIX style."""
 
-    def __init__(self, root: Path, cache: Path | None = None):
+    def __init__(self, root: Path, cache: Path | None = None, date_order: str = "auto"):
         """`cache`: where a folder for the vault's index is made when the vault cannot be
-        written (else such a vault is refused)."""
+        written (else such a vault is refused). `date_order`: how the vault's files write
+        a date that reads both ways (the `date_order` setting)."""
         self.root = root.expanduser().resolve()
         self.cache = cache
+        self.date_order = date_order
         self.read_only = False
         self.index_dir = self.root / INDEX_DIR
         self._lock: WriterLock | None = None
         self.bad_names: list[str] = []  # see `scan`
+
+    def parse(self, path: str, data: bytes) -> tuple[Note | None, str | None, bool]:
+        """`parse_note_file` of one of the vault's files, its dates read in the vault's order."""
+        return parse_note_file(path, data, date_order=self.date_order)
 
     # -- checks -----------------------------------------------------------
     def ensure(self, create: bool = False) -> None:
@@ -105,7 +113,7 @@ class Vault:
         # Read, not written (a read-only mount, someone else's folder): the index goes to
         # a private folder of this vault's own in the user's cache; writes are refused.
         try:
-            self.index_dir = private_dir(self.cache / "vaults" / hashlib.sha256(os.fsencode(self.root)).hexdigest()[:16])
+            self.index_dir = private_dir(cached_index_dir(self.cache, self.root))
         except OSError as exc:
             raise VaultError(f"the vault {self.root} is read-only, and its index cannot be kept in {self.cache}: {exc}",
                              hint="set cache_dir (AMEM_CACHE_DIR) to a folder of yours") from None
@@ -171,7 +179,7 @@ class Vault:
     def _in_hidden_folder(self, path: Path) -> bool:
         """Whether the resolved `path` is, or is in, a folder the scan does not look into."""
         parts = path.relative_to(self.root).parts
-        return parts[:1] == (INDEX_DIR,) or any(part.startswith(".") for part in parts[:-1])
+        return parts[:1] == (INDEX_DIR,) or any(map(hidden, parts[:-1]))
 
     def _is_note_place(self, path: Path) -> bool:
         """Whether a resolved path may hold a note: in the vault, in no hidden folder."""
@@ -193,7 +201,7 @@ class Vault:
                 continue
             for entry in entries:
                 name = entry.name
-                if name.startswith("."):
+                if hidden(name):
                     continue
                 try:
                     if entry.is_symlink() and not self._is_note_place(Path(entry.path).resolve()):

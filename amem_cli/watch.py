@@ -10,6 +10,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from .places import hidden
+
 
 class VaultWatcher:
     def __init__(self, root: Path):
@@ -59,7 +61,7 @@ class VaultWatcher:
                 with self._lock:
                     for _change, path in changes:
                         rel = path[len(self._prefix):]
-                        if not path.startswith(self._prefix) or any(p.startswith(".") for p in rel.split("/")):
+                        if not path.startswith(self._prefix) or any(map(hidden, rel.split("/"))):
                             continue  # .amem/ itself, editors' hidden swap files
                         if rel.endswith(".md"):
                             self._dirty.add(rel)

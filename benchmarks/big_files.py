@@ -18,10 +18,14 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import sys
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from internals import services  # noqa: E402
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
@@ -84,13 +88,13 @@ def _vault_steps(text: str) -> dict[str, float]:
         (root / "other.md").write_text("---\nid: other\n---\nA small note.\n", encoding="utf-8")
         mem = AgentMemory(root, embedder="fake", llm="none")
         try:
-            indexer = mem._c.indexer
+            indexer = services(mem).indexer
             indexer.sync(force=True)
             indexer.flush_vectors()  # the vector store is open before anything is timed
             (root / "big.md").write_text(text, encoding="utf-8")
             out = {"index": _timed(lambda: indexer.sync(force=True))}
             out["embed"] = _timed(indexer.flush_vectors)
-            out["rewrite"] = _timed(lambda: mem._c.notes.update("big", lambda n: replace(n, links=[*n.links, "other"]), embed=False))
+            out["rewrite"] = _timed(lambda: services(mem).notes.update("big", lambda n: replace(n, links=[*n.links, "other"]), embed=False))
             out["show"] = _timed(mem.get, "big")
         finally:
             mem.close()

@@ -128,6 +128,8 @@ class Editor(threading.Thread):
 def race(vault: Path, adds: int, pause: float = 0.003, seed: int = 0, ways: tuple[str, ...] = WAYS) -> Outcome:
     """Add `adds` notes through the warm server while the editor saves the hub."""
     from amem_cli.server.client import call
+    from amem_cli.server.protocol import request_line
+    from amem_cli.wire import Add
 
     out = Outcome()
     amem(vault, "init")
@@ -138,7 +140,6 @@ def race(vault: Path, adds: int, pause: float = 0.003, seed: int = 0, ways: tupl
     hub = res.stdout.strip()
     index_dir = vault / ".amem"
     env = {k: v for k, v in {**os.environ, **ENV}.items() if k.startswith("AMEM_")}  # as `amem` sends them
-    settings = {"flags": {}, "env": env, "dir": str(vault)}
     started = time.perf_counter()
     wait_for_queue(index_dir)
     editor = Editor(vault / f"{hub}.md", out, pause, seed, ways)
@@ -147,7 +148,7 @@ def race(vault: Path, adds: int, pause: float = 0.003, seed: int = 0, ways: tupl
     try:
         try:
             for i in range(adds):  # as `amem add` sends it, without starting a Python each time
-                reply = call(index_dir, {"op": "add", "args": {"content": added(i)}, "settings": settings})
+                reply = call(index_dir, request_line(Add(added(i)), {}, env, str(vault)))
                 if "result" not in reply:
                     out.failures.append(f"add {i}: {reply}")
                     continue
@@ -174,6 +175,8 @@ def race(vault: Path, adds: int, pause: float = 0.003, seed: int = 0, ways: tupl
 def wait_for_queue(index_dir: Path, timeout: float = 600) -> int:
     """Until the server's worker has done the queued work of every add; the jobs left."""
     from amem_cli.server.client import call
+    from amem_cli.server.protocol import request_line
+    from amem_cli.wire import Add
 
     deadline = time.monotonic() + timeout
     while (left := call(index_dir, {"op": "status"}).get("queued")) and time.monotonic() < deadline:

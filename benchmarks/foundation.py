@@ -37,6 +37,9 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+from internals import services  # noqa: E402
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -249,7 +252,7 @@ def main() -> None:
         # 1. add_many throughput (the model load is timed separately).
         mem = AgentMemory(vault, embedder=args.embedder, llm=args.llm)
         t0 = time.perf_counter()
-        identity = mem._c.embedder.identity  # loads the model
+        identity = services(mem).embedder.identity  # loads the model
         load_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         added = []

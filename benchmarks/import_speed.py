@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from internals import services  # noqa: E402
 
 from foundation import amem_argv, make_notes  # noqa: E402
 
@@ -97,9 +98,9 @@ def embedding_alone(vault: Path, embedder: str) -> tuple[float, int]:
     from amem_cli.api import AgentMemory
 
     with AgentMemory(vault, embedder=embedder, llm="none") as memory:
-        index = memory._c.index
+        index = services(memory).index
         texts = [n.embedding_text() for n in index.get_many(index.ids()).values()]
-        model = memory._c.embedder
+        model = services(memory).embedder
         model.embed(texts[:8])  # loaded and warm, as in the server
         t0 = time.perf_counter()
         model.embed(texts)

@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from internals import services  # noqa: E402
 
 
 def write_vault(root: Path, notes: int, links: int, seed: int = 7) -> None:
@@ -44,11 +48,11 @@ def main() -> None:
         with AgentMemory(root, embedder="fake", llm="none") as mem:
             for run in ("first", "again"):
                 start = time.process_time()
-                mem._c.indexer.reindex()
+                mem.reindex()
                 cpu = time.process_time() - start
                 print(f"reindex ({run}) of {args.notes} notes: {cpu:.2f} CPU s ({1000 * cpu / args.notes:.2f} ms a note)")
-            edges = mem._c.index.db.execute("SELECT count(*) FROM links").fetchone()[0]
-            print(f"link rows: {edges}; status links: {mem._c.index.link_count()}")
+            edges = services(mem).index.db.execute("SELECT count(*) FROM links").fetchone()[0]
+            print(f"link rows: {edges}; status links: {services(mem).index.link_count()}")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+from internals import services  # noqa: E402
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -151,7 +154,7 @@ def main() -> int:
                 )
                 add_seconds += time.perf_counter() - start
                 n_turns += len(notes)
-            embedder = memory._c.embedder  # the same model, for the dense baseline
+            embedder = services(memory).embedder  # the same model, for the dense baseline
             import numpy as np
 
             doc_vectors = np.asarray(embedder.embed([t["text"] for t in turns]))

@@ -55,6 +55,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from locomo import evidence_of, paired_interval, turns_of  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).parent))
+from internals import services  # noqa: E402
+
 WORK_SET = Path(__file__).parent / "data" / "work_notes.jsonl"
 # 80 turns: the bundled model builds one in ~4 s on 1 thread of this 2-core machine,
 # so the whole run (the work set too) takes about ten minutes.
@@ -273,7 +276,7 @@ def watching_evolution():
 
 def timed(memory, work) -> tuple[float, int]:
     """Seconds and model calls that `work()` took."""
-    stats = memory._c.notes.pipeline.stats
+    stats = services(memory).notes.pipeline.stats
     calls, start = stats.llm_calls, time.perf_counter()
     work()
     return time.perf_counter() - start, stats.llm_calls - calls
@@ -294,8 +297,8 @@ def run(args) -> dict:
     fields = args.fields or ",".join(MEASURED_MODEL_FIELDS)
     with tempfile.TemporaryDirectory(prefix="amem-quality-") as tmp, \
             AgentMemory(tmp, llm=llm, embedder=args.embedder, model_fields=fields) as memory:
-        embedder, pipeline = memory._c.embedder, memory._c.notes.pipeline
-        pipeline.build([NoteBuilder().build("warm-up: load the models before timing")], boxes={})
+        embedder, pipeline = services(memory).embedder, services(memory).notes.pipeline
+        pipeline.construct([NoteBuilder().build("warm-up: load the models before timing")], boxes={})
 
         # The work set, one add at a time, as a person or an agent adds notes.
         added, seconds, calls = [], [], []
@@ -317,7 +320,7 @@ def run(args) -> dict:
         built, turn_seconds, turn_calls, boxes = [], [], [], {}
         for t in turns:
             note = NoteBuilder().build(t["text"])
-            s, c = timed(memory, lambda: pipeline.build([note], boxes=boxes))
+            s, c = timed(memory, lambda: pipeline.construct([note], boxes=boxes))
             turn_seconds.append(s)
             turn_calls.append(c)
             built.append({"kind": "LoCoMo " + t["sample_id"] + " " + t["dia_id"], "text": t["text"], "reference": t["reference"],
@@ -345,19 +348,19 @@ def run(args) -> dict:
         for e, new, own in zip(evolved, cosines([(e["context"], e["new note"]) for e in evolved]),
                                cosines([(e["context"], e["own"]) for e in evolved])):
             e["nearer by cosine"] = new > own
-        identity = memory._c.llm.identity if memory._c.llm is not None else "none"
-        threads = getattr(memory._c.llm, "threads", None)
+        identity = services(memory).llm.identity if services(memory).llm is not None else "none"
+        threads = getattr(services(memory).llm, "threads", None)
 
-    args.fields = ",".join(sorted(memory._c.notes.pipeline.settings.model_fields))
+    args.fields = ",".join(sorted(services(memory).notes.pipeline.settings.model_fields))
     return figures(args, identity, threads, work, built, revisions, evolved, decisions, seconds, calls, turn_seconds, turn_calls)
 
 
 def evolutions(memory, note_id: str, texts: dict[str, str]) -> list[dict]:
     """The note's revisions by evolution: the new context (None: unchanged), the tags
     added, and the text of the note whose arrival caused it."""
-    return [{"context": r["new_context"] if r["new_context"] != r["old_context"] else None,
-             "tags": [t for t in json.loads(r["new_tags"]) if t not in json.loads(r["old_tags"])],
-             "new note": texts.get(r["cause"], "")} for r in memory._c.notes.history(note_id)]
+    return [{"context": r.new_context if r.new_context != r.old_context else None,
+             "tags": [t for t in r.new_tags if t not in r.old_tags],
+             "new note": texts.get(r.cause, "")} for r in memory.history(note_id)]
 
 
 def figures(args, identity, threads, work, built, revisions, evolved, decisions, seconds, calls, turn_seconds,

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from internals import services  # noqa: E402
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from locomo import turns_of  # noqa: E402
@@ -47,7 +48,7 @@ def measure(args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory(prefix="amem-pipeline-") as tmp, \
             AgentMemory(tmp, embedder=args.embedder, llm=args.llm, **settings) as memory:
         memory.add("warm-up: load the models before timing")
-        pipeline = memory._c.notes.pipeline
+        pipeline = services(memory).notes.pipeline
         stats = pipeline.stats
         base_valid, base_fallbacks, base_evolutions = len(stats.valid_outputs), stats.fallbacks, stats.evolutions
         for t in turns:
@@ -56,10 +57,10 @@ def measure(args: argparse.Namespace) -> dict:
             memory.add(t["text"], created_at=t["date"], metadata={"dia_id": t["dia_id"]})
             seconds.append(time.perf_counter() - start)
             calls.append(stats.llm_calls - before)
-        notes = [n for n in memory._c.notes.list(limit=10**6) if "dia_id" in n.metadata]
+        notes = [n for n in services(memory).notes.list(limit=10**6) if "dia_id" in n.metadata]
         valid = stats.valid_outputs[base_valid:]
         keywords = [(k, n.content) for n in notes for k in n.keywords]
-        llm = memory._c.llm
+        llm = services(memory).llm
         return {
             "source": str(Path(amem_cli.__file__).parent.parent),
             "model": llm.identity if llm is not None else "none",

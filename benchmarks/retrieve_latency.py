@@ -20,6 +20,9 @@ from pathlib import Path
 
 from amem_cli.api import AgentMemory
 
+sys.path.insert(0, str(Path(__file__).parent))
+from internals import services  # noqa: E402
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -30,11 +33,11 @@ def main() -> None:
     if not (Path(args.vault) / ".amem").is_dir():  # AgentMemory would make an empty vault there
         sys.exit(f"retrieve_latency.py: {args.vault} is not a vault (no .amem/ in it); build one with benchmarks/shell.py --dir")
     with AgentMemory(args.vault, llm="none") as memory:
-        ids = memory._c.index.ids()
+        ids = services(memory).index.ids()
         if not ids:
             sys.exit(f"retrieve_latency.py: {args.vault} holds no notes to ask about")
         step = max(1, len(ids) // args.queries)
-        notes = memory._c.index.get_many(ids[::step][: args.queries])
+        notes = services(memory).index.get_many(ids[::step][: args.queries])
         queries = [" ".join(n.content.split()[:10]) for n in notes.values()]
         memory.retrieve("warm up", top_k=args.top_k)
         times = []
@@ -42,7 +45,7 @@ def main() -> None:
             t0 = time.perf_counter()
             memory.retrieve(q, top_k=args.top_k)
             times.append(time.perf_counter() - t0)
-        identity = memory._c.embedder.identity
+        identity = services(memory).embedder.identity
     times.sort()
     print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, load average {os.getloadavg()[0]:.2f}")
     print(f"vault: {args.vault} ({len(ids):,} notes), embedder {identity}")

@@ -26,6 +26,14 @@ and the seconds until the server's worker has done all of that work.
 
 `amem --help` is timed once (median of 5). The servers started are stopped at the end.
 Figures only; nothing is asserted.
+
+With `--against DIR` it compares this checkout with another one instead (DIR: a git
+worktree of amem, e.g. `git worktree add --detach ../amem-base bae2764`; it runs on this
+venv, its `amem_cli` first on PYTHONPATH): one paired run of `amem --help` and of warm
+`amem search`, each vault built and served by its own checkout, the two checkouts taking
+turns command by command (ABBA), so a machine that slows down slows both alike:
+
+    .venv/bin/python benchmarks/shell.py --against ../amem-base --sizes 1000 --queries 100
 """
 
 from __future__ import annotations
@@ -121,6 +129,48 @@ def measure_ingest(base: Path, env: dict, messages: int) -> dict:
     return {"messages": messages, "notes": queued, "returned_s": returned, "done_s": done}
 
 
+def paired(base: Path, env: dict, other: Path, n: int, queries: int, rounds: int) -> None:
+    """`amem --help` and warm `amem search` of this checkout and `other`, taking turns."""
+    sides = {"this": env, "other": {**env, "PYTHONPATH": str(other.resolve())}}
+    os.chdir(base)  # not a checkout: `python -m amem_cli` (how a server starts) would import the one it is run in
+    check = [sys.executable, "-c", "import amem_cli, sys; sys.stdout.write(amem_cli.__file__)"]
+    for name, side_env in sides.items():
+        print(f"{name}: {subprocess.run(check, env=side_env, capture_output=True, text=True, check=True).stdout}")
+    notes = make_notes(n)
+    jsonl = base / f"notes-{n}.jsonl"
+    with jsonl.open("w", encoding="utf-8") as fh:
+        for note in notes:
+            fh.write(json.dumps({**note, "created_at": note["created_at"].isoformat()}) + "\n")
+    vaults = {name: base / f"vault-{name}" for name in sides}
+    for name, vault in vaults.items():
+        vault.mkdir()
+        run(vault, "init", env=sides[name])
+        run(vault, "import", str(jsonl), env=sides[name])
+        run(vault, "search", "warm up", env=sides[name])  # its server, warm
+    asked = [q for q, _ in make_queries(notes, queries)]
+    times: dict[str, dict[str, list[float]]] = {"help": {s: [] for s in sides}, "search": {s: [] for s in sides}}
+    try:
+        for i in range(max(rounds, queries)):
+            order = list(sides) if i % 2 == 0 else list(reversed(sides))  # ABBA: neither goes first every time
+            for name in order:
+                if i < rounds:
+                    t0 = time.perf_counter()
+                    subprocess.run([*AMEM, "--help"], capture_output=True, env=sides[name], check=True)
+                    times["help"][name].append(time.perf_counter() - t0)
+                if i < queries:
+                    times["search"][name].append(run(vaults[name], "search", asked[i], "--limit", "5", env=sides[name])[0])
+    finally:
+        for name, vault in vaults.items():
+            run(vault, "server", "stop", env=sides[name])
+    print("command | this p50 ms | other p50 ms | this p95 ms | other p95 ms | median of paired differences ms (this - other)")
+    print("--- | --- | --- | --- | --- | ---")
+    for what, label in (("help", "`amem --help`"), ("search", f"warm `amem search` ({n:,} notes)")):
+        mine, theirs = times[what]["this"], times[what]["other"]
+        diff = statistics.median(a - b for a, b in zip(mine, theirs)) * 1000
+        print(f"{label} | {percentile(mine, 0.5) * 1000:.1f} | {percentile(theirs, 0.5) * 1000:.1f} | "
+              f"{percentile(mine, 0.95) * 1000:.1f} | {percentile(theirs, 0.95) * 1000:.1f} | {diff:+.1f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1000,10000", help="comma-separated vault sizes (default 1000,10000)")
@@ -131,6 +181,9 @@ def main() -> None:
     ap.add_argument("--ingest", action="store_true",
                     help="also time `amem ingest` of a session with the bundled model (minutes of model work)")
     ap.add_argument("--messages", type=int, default=40, help="messages in the ingested session (default 40)")
+    ap.add_argument("--against", type=Path, metavar="DIR",
+                    help="compare with the amem checkout in DIR: one paired run of --help and warm search (see above)")
+    ap.add_argument("--rounds", type=int, default=30, help="`amem --help` runs per checkout with --against (default 30)")
     args = ap.parse_args()
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("AMEM_")}
@@ -143,6 +196,13 @@ def main() -> None:
           f"{platform.platform()}")
     print(f"command: {shlex.join([sys.executable, *sys.argv])}")
     print(f"embedder: {env.get('AMEM_EMBEDDER', 'default')}, llm: none")
+    if args.against:
+        try:
+            paired(base, env, args.against, int(args.sizes.split(",")[0]), args.queries, args.rounds)
+        finally:
+            if not args.dir:
+                shutil.rmtree(base, ignore_errors=True)
+        return
     helps = []
     for _ in range(5):
         t0 = time.perf_counter()

@@ -161,13 +161,13 @@ def vault(tmp_path) -> Path:
     return path
 
 
-def index_rows(vault: Path, sql: str) -> list[tuple]:
+def index_rows(vault: Path, sql: str, *params) -> list[tuple]:
     """Rows of the vault's SQLite index, read as a separate connection would."""
     import sqlite3
 
     con = sqlite3.connect(vault / ".amem" / "index.db")
     try:
-        return con.execute(sql).fetchall()
+        return con.execute(sql, params).fetchall()
     finally:
         con.close()
 
@@ -273,3 +273,30 @@ def served(run_amem, vault: Path, server_env: dict[str, str]):
     info = vault / ".amem" / "server.json"
     if info.exists():  # a server that would not stop
         os.kill(json.loads(info.read_text())["pid"], signal.SIGKILL)
+
+
+# -- reaching what a vault keeps -----------------------------------------------------
+
+
+def queued(mem) -> list[str]:
+    """The notes whose model work an `AgentMemory` has queued, in the order it is done."""
+    return [job.id for job in mem.queue().jobs]
+
+
+def internals(holder):
+    """The one seam into the services behind an `AgentMemory` or an `operations.Facade`
+    (its container), for the tests of a part no operation shows: a service's own method,
+    the queue's claims, a write a person's save races with (monkeypatched there).
+    Everything else goes through the API, or reads the index as another process would
+    (`index_rows`)."""
+    facade = getattr(holder, "_facade", holder)
+    return facade._services()
+
+
+def facade_on(vault: Path, **settings):
+    """An `operations.Facade` on `vault` (made if missing), with the fake embedder and no
+    model unless `settings` say otherwise: what the MCP server's tools are built on."""
+    from amem_cli.config import load_settings
+    from amem_cli.operations import Facade
+
+    return Facade(load_settings(dir=str(vault), **{"embedder": "fake", "llm": "none", **settings}), create=True)

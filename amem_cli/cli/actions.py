@@ -10,15 +10,16 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
+from ..places import INDEX_DIR
 from ..steps.checks import repeats
+from ..wire import Add, Block, ListNotes, Search, Show
 from .output import console, day_of, echo, escape, print_json, printable, snippet, tell_queued, wait_choice
 from .session import Session, read_stdin
 
 
 def search(session: Session, query: str, limit: int, mode: str, tag: list[str] | None, box: list[str] | None,
            since: str | None, until: str | None, explain: bool, json_output: bool) -> None:
-    hits = session.call("search", {"query": query, "limit": limit, "mode": mode, "tags": tag, "boxes": box, "since": since,
-                                   "until": until})
+    hits = session.call(Search(query, limit=limit, mode=mode, tags=tag, boxes=box, since=since, until=until))
     if json_output:
         print_json(hits)
         return
@@ -26,12 +27,12 @@ def search(session: Session, query: str, limit: int, mode: str, tag: list[str] |
         console.print("[dim]No matching notes.[/]")
         return
     for rank, hit in enumerate(hits, 1):
-        console.print(f"{rank:>2}. [bold]{escape(hit['id'])}[/] [dim]{day_of(hit['created_at'])} score {hit['score']:.4f}[/]")
-        console.print(f"    {escape(snippet(hit['content'], 110))}")
-        if hit["context"] and repeats(hit["context"], hit["content"]) is None:  # never the text twice
-            console.print(f"    [dim]{escape(snippet(hit['context'], 110))}[/]")
+        console.print(f"{rank:>2}. [bold]{escape(hit.id)}[/] [dim]{day_of(hit.created_at)} score {hit.score:.4f}[/]")
+        console.print(f"    {escape(snippet(hit.content, 110))}")
+        if hit.context and repeats(hit.context, hit.content) is None:  # never the text twice
+            console.print(f"    [dim]{escape(snippet(hit.context, 110))}[/]")
         if explain:
-            parts = [_explain(name, v) for name, v in hit["sources"].items()]
+            parts = [_explain(name, v) for name, v in hit.sources.items()]
             console.print(f"    [magenta]{escape('; '.join(parts))}[/]")
 
 
@@ -45,27 +46,26 @@ def _explain(name: str, source: dict) -> str:
 
 def context(session: Session, query: str, max_tokens: int, limit: int, tag: list[str] | None, box: list[str] | None,
             since: str | None, until: str | None, json_output: bool) -> None:
-    block = session.call("context", {"query": query, "max_tokens": max_tokens, "limit": limit, "tags": tag, "boxes": box,
-                                     "since": since, "until": until})
+    block = session.call(Block(query, max_tokens=max_tokens, limit=limit, tags=tag, boxes=box, since=since, until=until))
     if json_output:
         print_json(block)
     else:
-        echo(printable(block["context"], lines=True))
+        echo(printable(block.context, lines=True))
 
 
 def add(session: Session, text: str | None, keyword: list[str] | None, tag: list[str] | None, context: str | None,
         box: list[str] | None, meta: list[str] | None, created: str | None, after: str | None, wait: bool,
         no_wait: bool, no_redact: bool, json_output: bool) -> None:
     metadata = _parse_meta(meta)
-    note = session.call("add", {
-        "content": _read_text(text), "keywords": keyword, "tags": tag, "context": context, "boxes": box, "metadata": metadata,
-        "created": created, "after": after, "wait": wait_choice(wait, no_wait), "redact": not no_redact,
-    })
+    note = session.call(Add(
+        _read_text(text), keywords=keyword, tags=tag, context=context, boxes=box, metadata=metadata, created_at=created,
+        after=after, wait=wait_choice(wait, no_wait), redact=not no_redact,
+    ))
     if json_output:
         print_json(note)
     else:
-        echo(printable(note["id"]))
-        tell_queued(note["queued"], session.served)
+        echo(printable(note.id))
+        tell_queued(note.queued, session.served)
 
 
 def _parse_meta(items: list[str] | None) -> dict[str, str]:
@@ -88,35 +88,35 @@ def _read_text(text: str | None) -> str:
 
 def show(session: Session, note_id: str, json_output: bool) -> None:
     if json_output:
-        print_json(session.call("show", {"id": note_id}))
+        print_json(session.call(Show(note_id)))
         return
-    note = session.call("show", {"id": note_id, "related": True})
-    related = note["related"]
-    console.print(f"[bold]{escape(note['id'])}[/]")
-    for label, key in (("created", "created_at"), ("updated", "updated_at")):
-        if note[key]:
-            console.print(f"[dim]{label}:[/] {escape(note[key])}")
-    for label in ("keywords", "tags", "boxes"):
-        if note[label]:
-            console.print(f"[dim]{label}:[/] {escape(', '.join(note[label]))}")
-    if note["context"] and repeats(note["context"], note["content"]) is None:  # never the text twice
-        console.print(f"[dim]context:[/] {escape(note['context'])}")
-    for label in ("previous", "next"):
-        if note[label]:
-            console.print(f"[dim]{label}:[/] {_glimpse(note[label], related)}")
-    for label in ("links", "backlinks"):
-        if note[label]:
+    note = session.call(Show(note_id, related=True))
+    related = note.related or {}
+    console.print(f"[bold]{escape(note.id)}[/]")
+    for label, when in (("created", note.created_at), ("updated", note.updated_at)):
+        if when:
+            console.print(f"[dim]{label}:[/] {escape(when)}")
+    for label, names in (("keywords", note.keywords), ("tags", note.tags), ("boxes", note.boxes)):
+        if names:
+            console.print(f"[dim]{label}:[/] {escape(', '.join(names))}")
+    if note.context and repeats(note.context, note.content) is None:  # never the text twice
+        console.print(f"[dim]context:[/] {escape(note.context)}")
+    for label, link in (("previous", note.previous), ("next", note.next)):
+        if link:
+            console.print(f"[dim]{label}:[/] {_glimpse(link, related)}")
+    for label, links in (("links", note.links), ("backlinks", note.backlinks)):
+        if links:
             console.print(f"[dim]{label}:[/]")
-            for link in note[label]:
+            for link in links:
                 console.print(f"  {_glimpse(link, related)}")
-    if note["metadata"]:
+    if note.metadata:
         from ..markdown import yaml_text
 
         console.print("[dim]metadata:[/]")
-        for line in yaml_text(note["metadata"]).splitlines():
+        for line in yaml_text(note.metadata).splitlines():
             console.print(f"  {escape(line)}")
     console.print()
-    console.print(escape(note["content"], lines=True))
+    console.print(escape(note.content, lines=True))
 
 
 def _glimpse(link: str, related: dict[str, str | None]) -> str:
@@ -127,7 +127,7 @@ def _glimpse(link: str, related: dict[str, str | None]) -> str:
 
 def list_(session: Session, tag: list[str] | None, box: list[str] | None, since: str | None, until: str | None,
           limit: int, json_output: bool) -> None:
-    notes = session.call("list", {"tags": tag, "boxes": box, "since": since, "until": until, "limit": limit})
+    notes = session.call(ListNotes(tags=tag, boxes=box, since=since, until=until, limit=limit))
     if json_output:
         print_json(notes)
         return
@@ -135,8 +135,8 @@ def list_(session: Session, tag: list[str] | None, box: list[str] | None, since:
         console.print("[dim]No notes.[/]")
         return
     for n in notes:
-        tags = f" [cyan]{escape(' '.join('#' + t for t in n['tags']))}[/]" if n["tags"] else ""
-        console.print(f"[bold]{escape(n['id'])}[/] [dim]{day_of(n['created_at'])}[/] {escape(snippet(n['content'], 80))}{tags}")
+        tags = f" [cyan]{escape(' '.join('#' + t for t in n.tags))}[/]" if n.tags else ""
+        console.print(f"[bold]{escape(n.id)}[/] [dim]{day_of(n.created_at)}[/] {escape(snippet(n.content, 80))}{tags}")
 
 
 def server_status(session: Session, json_output: bool) -> None:
@@ -165,6 +165,6 @@ def ask_server(session: Session, op: str) -> dict | None:
     from ..server.client import call
 
     try:
-        return call(vault_root(session) / ".amem", {"op": op}, timeout=10)
+        return call(vault_root(session) / INDEX_DIR, {"op": op}, timeout=10)
     except (OSError, ValueError):
         return None

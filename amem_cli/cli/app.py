@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -10,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import __version__
+from ..global_options import GLOBAL_OPTIONS
 from .completions import complete_embedders, complete_llms
 from .session import Session, run_guarded
 
@@ -30,42 +32,32 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
-def root(
-    ctx: typer.Context,
-    dir: Annotated[
-        str | None,
-        typer.Option("--dir", "-d", help="The vault folder (else $AMEM_DIR, else the platform's data folder).", show_default=False),
-    ] = None,
-    embedder: Annotated[
-        str | None,
-        typer.Option(
-            "--embedder", autocompletion=complete_embedders,
-            help="'onnx' (default), 'sentence-transformers' (same vectors, slow start) or 'fake' (hashing, for tests).",
-            show_default=False,
-        ),
-    ] = None,
-    llm: Annotated[
-        str | None,
-        typer.Option("--llm", autocompletion=complete_llms, help="The model that builds, links and evolves notes: llama (default), openai, none.", show_default=False),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option("--model", help="A GGUF file for llama.cpp (default: the bundled SmolLM2-135M-Instruct).", show_default=False),
-    ] = None,
-    llm_url: Annotated[
-        str | None,
-        typer.Option("--llm-url", help="An OpenAI-compatible endpoint (llama-server, Ollama, vLLM), e.g. http://host:8080/v1.", show_default=False),
-    ] = None,
-    no_server: Annotated[
-        bool, typer.Option("--no-server", help="Do the work in this process, not in the vault's warm server.")
-    ] = False,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
-    ] = False,
-) -> None:
-    ctx.obj = Session({"dir": dir, "embedder": embedder, "llm": llm, "model": model, "llm_url": llm_url, "no_server": no_server})
+def root(ctx: typer.Context, version: bool = False, **options: Any) -> None:
+    ctx.obj = Session(options)
     ctx.call_on_close(ctx.obj.close)
+
+
+_COMPLETE = {"embedder": complete_embedders, "llm": complete_llms}
+
+
+def _declared(option) -> inspect.Parameter:
+    """A global option (`global_options.GLOBAL_OPTIONS`) as Typer reads a parameter."""
+    if option.setting:
+        declared = Annotated[str | None, typer.Option(*option.flags, help=option.help, show_default=False,
+                                                      autocompletion=_COMPLETE.get(option.name))]
+        return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=declared)
+    declared = Annotated[bool, typer.Option(*option.flags, help=option.help)]
+    return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=declared)
+
+
+# The root's parameters are the table's options (declared once, there) and --version.
+root.__signature__ = inspect.Signature([
+    inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
+    *map(_declared, GLOBAL_OPTIONS),
+    inspect.Parameter("version", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")]),
+])
+app.callback()(root)
 
 
 def command(name: str | None = None, *, action: Callable[..., Any] | None = None, group: typer.Typer | None = None,
@@ -105,20 +97,9 @@ def session(ctx: typer.Context) -> Session:
     return ctx.find_root().obj
 
 
-def run_settings(ctx: typer.Context, notices: list[str] | None = None):
-    """The settings for this run (flags win); see `load_settings` for `notices`."""
-    return session(ctx).settings(notices)
-
-
-def container(ctx: typer.Context, *, create: bool = False):
-    """The services for this run, built from the settings (flags win)."""
-    return session(ctx).container(create=create)
-
-
-def call(ctx: typer.Context, op: str, args: dict[str, Any],
-         progress: Callable[[int, int | None], None] | None = None) -> Any:
-    """The result of the operation `op`: see `Session.call`."""
-    return session(ctx).call(op, args, progress)
+def call(ctx: typer.Context, request: Any, progress: Callable[[int, int | None], None] | None = None) -> Any:
+    """The result of `request` (one of `amem_cli.wire`): see `Session.call`."""
+    return session(ctx).call(request, progress)
 
 
 # Register the commands (each module adds its own to `app`).

@@ -47,11 +47,13 @@ def prepare() -> None:
 def _names(kind: str, ctx: typer.Context, incomplete: str) -> list[str]:
     # A TAB that cannot read the index offers nothing rather than a traceback.
     try:
-        from ..server.client import vault_dir  # the vault as the command would find it, cheaply
         from ..index.names import names
+        from ..places import index_db
+        from ..server.client import settings_for
 
-        given = ctx.find_root().params.get("dir")
-        found = names(vault_dir({"dir": given} if given else {}) / ".amem" / "index.db", kind, incomplete)
+        settings = settings_for(ctx.find_root().params)  # the vault as the command would find it
+        index = index_db(Path(settings.dir).expanduser().resolve(), settings.cache_dir)
+        found = names(index, kind, incomplete) if index is not None else []
         return [name for name in found if name.isprintable()]  # the shell shows them raw: no terminal escapes
     except Exception:
         return []

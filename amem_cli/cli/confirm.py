@@ -30,10 +30,13 @@ def confirm_large(session: Session, what: str, notes: int, size: int, *, wait: b
     """Ask before `what` (e.g. "ingest 3 files") of `notes` notes and `size` bytes, when it
     is large. Raises AmemError when the answer is no. Without a model (`--llm none`)
     there is no long work to warn of: the notes are stored at ~100 a second."""
-    if yes or (notes <= LARGE_NOTES and size <= LARGE_BYTES) or session.settings().llm == "none":
+    from ..llm import no_model
+    from ..wire import Queue
+
+    if yes or (notes <= LARGE_NOTES and size <= LARGE_BYTES) or no_model(session.settings().llm):
         return
     work = "the model's work on each is done before it returns" if wait else "the model's work on each is queued"
-    per_note = session.call("queue", {"limit": 1})["summary"]["seconds_per_job"]
+    per_note = session.call(Queue(limit=1)).summary.seconds_per_job
     if per_note:
         work += f" (about {duration(notes * per_note)} at the rate measured)"
     plan = f"{what}: up to {notes:,} notes from {size / 2**20:.1f} MiB; {work}"

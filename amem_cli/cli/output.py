@@ -93,7 +93,10 @@ def echo(text: str) -> None:
 
 
 def print_json(data: Any) -> None:
-    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    """`data` (a result of `amem_cli.wire`, or plain JSON) as JSON with stable keys."""
+    from ..records import encode
+
+    text = json.dumps(encode(data), ensure_ascii=False, indent=2, default=str)
     sys.stdout.write(json_printable(text) + "\n")
 
 
@@ -117,15 +120,15 @@ def tell_queued(queued: int, served: bool) -> None:
     err_console.print(f"[dim]queued {what}: {doer}; `amem queue` shows it[/]")
 
 
-def queue_line(q: dict) -> str:
-    """`amem queue`'s and `amem status`'s line (`q`: `JobQueue.summary`): jobs by state, and the time left."""
-    if not (q["queued"] or q["running"]):
+def queue_line(q) -> str:
+    """`amem queue`'s and `amem status`'s line (`q`: a `wire.QueueSummary`): jobs by state, and the time left."""
+    if not (q.queued or q.running):
         return "queue: empty"
-    parts = [f"{q['queued']} queued", f"{q['running']} running"]
-    if q["failed"]:
-        parts.append(f"{q['failed']} failed (tried again after the others)")
-    left = q["seconds_left"]
-    eta = (f"about {duration(left)} left at {q['seconds_per_job']:.1f} s a note" if left is not None
+    parts = [f"{q.queued} queued", f"{q.running} running"]
+    if q.failed:
+        parts.append(f"{q.failed} failed (tried again after the others)")
+    left = q.seconds_left
+    eta = (f"about {duration(left)} left at {q.seconds_per_job:.1f} s a note" if left is not None
            else "no rate measured yet")
     return f"queue: {', '.join(parts)}; {eta}"
 

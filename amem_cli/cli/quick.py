@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ..global_options import GLOBAL_OPTIONS
+
 TEXT, INT, FLAG, TEXTS = "text", "int", "flag", "texts"  # TEXTS: repeatable, a list (None when not given)
 
 
@@ -40,14 +42,7 @@ SINCE = Option("since", ("--since",))
 UNTIL = Option("until", ("--until",))
 JSON = Option("json_output", ("--json",), FLAG, False)
 
-GLOBAL = (
-    Option("dir", ("--dir", "-d")),
-    Option("embedder", ("--embedder",)),
-    Option("llm", ("--llm",)),
-    Option("model", ("--model",)),
-    Option("llm_url", ("--llm-url",)),
-    Option("no_server", ("--no-server",), FLAG, False),
-)
+GLOBAL = tuple(Option(o.name, o.flags) if o.setting else Option(o.name, o.flags, FLAG, False) for o in GLOBAL_OPTIONS)
 
 COMMANDS = {
     "search": Command("search", (("query", True),), (

@@ -9,84 +9,91 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AmemError
 from .output import err_console, fail, warn
 
-# The root command's options, as its parameters name them.
-GLOBAL_OPTIONS = ("dir", "embedder", "llm", "model", "llm_url", "no_server")
+if TYPE_CHECKING:
+    from ..operations import Facade
+    from ..wire import Request
 
 
 class Session:
     def __init__(self, flags: dict[str, Any]):
-        self.flags = flags  # GLOBAL_OPTIONS -> the value given, or None / False
-        self._container = None
+        self.flags = flags  # `global_options.GLOBAL_OPTIONS` -> the value given, or None / False
+        self._facade: Facade | None = None
         self.served = False  # the last `call` was done by the warm server
 
     def settings(self, notices: list[str] | None = None):
         """The settings for this run (flags win); see `load_settings` for `notices`."""
-        from ..config import load_settings
+        from ..server.client import settings_for
 
-        f = self.flags
-        return load_settings(dir=f.get("dir"), embedder=f.get("embedder"), llm=f.get("llm"), model=f.get("model"),
-                             llm_url=f.get("llm_url"), notices=notices)
+        return settings_for(self.flags, notices=notices)
 
-    def container(self, *, create: bool = False):
-        """The services for this run, built on first use from the settings."""
-        if self._container is None:
-            from ..container import Container
+    def told_settings(self):
+        """The settings for this run, with what an untrusted vault's amem.toml may not set told on stderr."""
+        notices: list[str] = []
+        settings = self.settings(notices)
+        for notice in notices:
+            warn(notice)
+        return settings
 
-            notices: list[str] = []
-            self._container = Container(self.settings(notices), create=create)
-            for notice in notices:
-                warn(notice)
-        return self._container
+    def facade(self) -> Facade:
+        """The services for this run (built on first use, from the settings)."""
+        if self._facade is None:
+            from ..operations import Facade
 
-    def call(self, op: str, args: dict[str, Any], progress: Callable[[int, int | None], None] | None = None) -> Any:
-        """The result of the operation `op` (see `amem_cli.operations`): done by the vault's
-        warm server when there is one to do it, else in this process. Its warnings are told
-        on stderr; its failure is raised as the AmemError it was."""
+            self._facade = Facade(self.told_settings())
+        return self._facade
+
+    def call(self, request: Request, progress: Callable[[int, int | None], None] | None = None) -> Any:
+        """The result of `request` (one of `amem_cli.wire`): done by the vault's warm
+        server when there is one to do it, else in this process. Its warnings are told on
+        stderr; its failure is raised as the AmemError it was."""
         reply = None
         self.served = False
         if not self.flags.get("no_server"):
+            from ..global_options import SETTINGS
             from ..server.client import ask
-            from ..server.protocol import FLAGS
 
-            reply = ask(op, args, {k: self.flags[k] for k in FLAGS if self.flags.get(k) is not None}, progress)
+            reply = ask(request, {k: self.flags[k] for k in SETTINGS if self.flags.get(k) is not None}, progress)
         if reply is None:
-            from ..operations import Context, run
-
-            cx = Context(self.container(), progress=progress)
+            facade = self.facade()
+            warnings: list[str] = []
             try:
-                return run(op, args, cx)
+                return request.answer(facade.run(request, progress=progress, warnings=warnings))
             finally:
-                for warning in cx.warnings:
+                for warning in facade.told(warnings):
                     warn(warning)
         self.served = True
-        for warning in reply.get("warnings") or []:
+        for warning in reply.warnings:
             warn(warning)
-        if "error" in reply:
-            from ..server.protocol import raise_error
+        if reply.error is not None:
+            reply.error.raise_it()
+        from ..records import Misfit, decode
 
-            raise_error(reply["error"])
-        return reply["result"]
+        try:
+            return decode(request.result, reply.result)
+        except Misfit:
+            from ..server.protocol import unreadable
+
+            raise unreadable(reply.result) from None
 
     def vault_root(self) -> str:
         """The vault of this run, as far as it is known."""
-        if self._container is not None:
-            return str(self._container.vault.root)
+        if self._facade is not None:
+            return str(Path(self._facade.settings.dir).expanduser().resolve())
         return str(self.flags.get("dir") or os.getcwd())
 
     def close(self) -> None:
         """Tell what the index noticed (a note file it could not read), and let go of the services."""
-        if self._container is None:
+        if self._facade is None:
             return
-        from ..operations import problems
-
-        for problem in problems(self._container):
+        for problem in self._facade.problems():
             warn(problem)
-        self._container.close()
+        self._facade.close()
 
 
 def run_guarded(action: Callable[..., Any], session: Session, kw: dict[str, Any],

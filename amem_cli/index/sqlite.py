@@ -585,12 +585,16 @@ class SqliteIndex:
         self.db.execute("UPDATE jobs SET claimed_by = NULL, lease_until = NULL, failures = failures + 1, error = ? "
                         "WHERE note_id = ? AND claimed_by = ?", [error, note_id, holder])
 
-    def done(self, note_id: str, seconds: float | None = None, now: float | None = None) -> None:
-        """The job leaves the queue; `seconds`: how long its work took (kept for the last
-        JOB_TIMES jobs, to estimate the time the queue has left)."""
+    def drop_job(self, note_id: str) -> None:
+        """The note's job leaves the queue, undone (its note went, or its work is done otherwise)."""
         self.db.execute("DELETE FROM jobs WHERE note_id = ?", [note_id])
+
+    def finish_job(self, note_id: str, seconds: float | None, now: float) -> None:
+        """The job is done and leaves the queue; `seconds`: how long its model work took
+        (kept for the last JOB_TIMES jobs, to estimate the time the queue has left)."""
+        self.drop_job(note_id)
         if seconds is not None:
-            self.db.execute("INSERT INTO job_times(finished, seconds) VALUES (?, ?)", [now or 0.0, seconds])
+            self.db.execute("INSERT INTO job_times(finished, seconds) VALUES (?, ?)", [now, seconds])
             self.db.execute("DELETE FROM job_times WHERE seq <= (SELECT max(seq) FROM job_times) - ?", [JOB_TIMES])
 
     def job_seconds(self) -> list[float]:

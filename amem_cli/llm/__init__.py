@@ -27,12 +27,15 @@ _ALIASES = {
     "fake": "fake",
 }
 
-__all__ = ["KINDS", "LLM", "LLMError", "make_llm", "no_model"]
+# The values of the `llm` setting that ask for no model at all.
+NO_MODEL = frozenset(name for name, kind in _ALIASES.items() if kind == "none")
+
+__all__ = ["KINDS", "LLM", "LLMError", "NO_MODEL", "make_llm", "no_model"]
 
 
 def no_model(kind: str | None) -> bool:
-    """Whether the `llm` setting asks for no model at all (`none`, `off`, `no`)."""
-    return kind is not None and _ALIASES.get(str(kind).strip().lower()) == "none"
+    """Whether the `llm` setting asks for no model at all (`NO_MODEL`: none, off, no)."""
+    return kind is not None and str(kind).strip().lower() in NO_MODEL
 
 
 def make_llm(

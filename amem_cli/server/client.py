@@ -14,18 +14,17 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..places import private_dir
+from ..global_options import MODEL_OPTIONS, SETTINGS
+from ..places import INDEX_DIR, private_dir
+from ..wire import PROTOCOL, Request
 
-# Operations worth starting a server for: they load a model.
-STARTS_SERVER = {"add", "search", "context", "process", "evolve", "import", "ingest"}
+if TYPE_CHECKING:
+    from .protocol import Reply
+
 START_TIMEOUT = 60.0  # seconds a starting server may take before the CLI works alone
 CONNECT_PATIENCE = 10.0  # seconds a client waits for room in a busy server's queue of connections
-# Operations this process may do itself when the server took them and died before it
-# answered: they change nothing, or doing them twice does no harm (an import skips
-# the lines it has). Any other (`add`, `undo`, `rm`...) might be done twice.
-SAFE_TO_REDO = {"search", "context", "show", "list", "import", "process", "queue", "queue_cancel"}
 
 
 class NoReply(ConnectionError):
@@ -84,14 +83,16 @@ def _connect(sock: socket.socket, path: str) -> None:
             time.sleep(0.01)
 
 
-def settings_for(flags: dict[str, str], environ: dict[str, str] | None = None, dir: str | None = None,
+def settings_for(flags: dict[str, Any], environ: dict[str, str] | None = None, dir: str | None = None,
                  notices: list[str] | None = None):
-    """The settings a command with these global options (`dir`, `embedder`... as the root
-    command names them) runs with; see `load_settings`."""
+    """The settings a command with these global options (`global_options.SETTINGS`, as the
+    root command names them) runs with; see `load_settings`."""
     from ..config import load_settings
 
-    return load_settings(environ, dir=dir or flags.get("dir"), embedder=flags.get("embedder"), llm=flags.get("llm"),
-                         model=flags.get("model"), llm_url=flags.get("llm_url"), notices=notices)
+    given = {name: flags.get(name) for name in SETTINGS}
+    if dir:
+        given["dir"] = dir
+    return load_settings(environ, notices=notices, **given)
 
 
 def settings_key(settings) -> str:
@@ -111,19 +112,17 @@ def vault_dir(flags: dict[str, str]) -> Path:
 def start(settings, flags: dict[str, str]) -> bool:
     """Start the server for this vault in the background (it outlives this command),
     with the command's own global options but those that choose the model (the
-    command's own: see `protocol.MODEL_FLAGS`), so that it works with the same settings.
-    False when the vault's checks fail: the command then runs here and says why."""
+    command's own: `global_options.MODEL_OPTIONS`), so that it works with the same
+    settings. False when the vault's checks fail: the command then runs here and says why."""
     from ..errors import AmemError
     from ..vault import Vault
 
     try:
         Vault(settings.dir).ensure()  # what the server does first: a refusal here, not a minute's wait for it
-        log = os.open(Path(settings.dir) / ".amem" / "server.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        log = os.open(Path(settings.dir) / INDEX_DIR / "server.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except (AmemError, OSError):
         return False
-    from .protocol import MODEL_FLAGS
-
-    options = [part for name, value in flags.items() if name not in ("dir", *MODEL_FLAGS)
+    options = [part for name, value in flags.items() if name not in ("dir", *MODEL_OPTIONS)
                for part in ("--" + name.replace("_", "-"), value)]
     cmd = [sys.executable, "-m", "amem_cli", *options, "--dir", str(Path(settings.dir).expanduser().absolute()), "serve"]
     import subprocess
@@ -153,20 +152,24 @@ def wait_until_up(index_dir: Path, timeout: float) -> bool:
     return False
 
 
-def ask(op: str, args: dict[str, Any], flags: dict[str, str],
-        progress: Callable[[int, int | None], None] | None = None) -> dict | None:
-    """Do the operation in this vault's warm server, starting one for the operations worth
-    it, and return its reply (`result` or `error`, and `warnings`); None when it should be
-    done in this process (no server wanted or possible, or one with other settings)."""
+def ask(request: Request, flags: dict[str, str],
+        progress: Callable[[int, int | None], None] | None = None) -> Reply | None:
+    """Do the operation of `request` in this vault's warm server, starting one for the
+    operations worth it (`Request.starts_server`), and return its reply (a result or an
+    error, and warnings); None when it should be done in this process (no server wanted
+    or possible, or one with other settings). `flags`: the command's global options that
+    are settings, those given."""
     from ..errors import AmemError
+    from ..records import Misfit
+    from .protocol import Reply, request_line, unreadable
 
-    if os.environ.get("AMEM_SERVER") == "off" or os.environ.get("AMEM_DEBUG"):
+    if not request.served or os.environ.get("AMEM_SERVER") == "off" or os.environ.get("AMEM_DEBUG"):
         return None  # (AMEM_DEBUG: a traceback is wanted, and only this process can print it here)
     try:
         root = vault_dir(flags)
     except Exception:
         return None  # the in-process run reports bad settings properly
-    index_dir = root / ".amem"
+    index_dir = root / INDEX_DIR
     try:
         if not stat.S_ISDIR(os.lstat(index_dir).st_mode):  # not through a link: this process's vault check refuses one
             return None
@@ -179,8 +182,7 @@ def ask(op: str, args: dict[str, Any], flags: dict[str, str],
     except OSError:
         return None  # nowhere private for the socket: work alone
     # The server works out this command's settings from what this process sees.
-    request = {"op": op, "args": args, "settings": {
-        "flags": flags, "env": {k: v for k, v in os.environ.items() if k.startswith("AMEM_")}, "dir": str(root)}}
+    envelope = request_line(request, flags, {k: v for k, v in os.environ.items() if k.startswith("AMEM_")}, str(root))
 
     def on_event(event: dict) -> None:
         if progress is not None and event.get("event") == "progress":
@@ -189,14 +191,14 @@ def ask(op: str, args: dict[str, Any], flags: dict[str, str],
     started = False
     while True:
         try:
-            reply = call(index_dir, request, on_event=on_event)
+            reply = call(index_dir, envelope, on_event=on_event)
         except NoReply:
-            if op in SAFE_TO_REDO:
+            if request.redo:
                 return None
-            raise AmemError(f"the server stopped before it answered, so `{op}` may or may not have been done",
+            raise AmemError(f"the server stopped before it answered, so `{request.op}` may or may not have been done",
                             hint="look before you run it again (`amem server logs` says why it stopped)") from None
         except (OSError, ValueError):
-            if started or op not in STARTS_SERVER:
+            if started or not request.starts_server:
                 return None
             try:
                 settings = settings_for(flags, dir=str(root))
@@ -213,16 +215,20 @@ def ask(op: str, args: dict[str, Any], flags: dict[str, str],
             if not wait_until_up(index_dir, START_TIMEOUT):
                 return None
             continue
-        # A server whose own settings changed since it started (a config edit), or an
-        # older amem's server (its errors were text; it knows no operations): stop it, and
-        # do the work here; the next command that needs a server starts a fresh one. (One
-        # that cannot honour this command's settings answers "here": it serves on.)
-        stale = reply.get("retry") == "settings" or isinstance(reply.get("error"), str)
-        if stale:
+        # A server of another version of the wire (an older amem's names none), or one
+        # whose own settings changed since it started (a config edit): stop it; the next
+        # command that needs a server starts a fresh one. What it did not do is done here.
+        # (One that cannot honour this command's settings answers "here": it serves on.)
+        if reply.get("protocol") != PROTOCOL or reply.get("retry") == "settings":
             try:
                 call(index_dir, {"op": "stop"}, timeout=5)
             except (OSError, ValueError):
                 pass
-        if stale or ("result" not in reply and "error" not in reply):
-            return None  # retry: this process does it
-        return reply
+            if "result" not in reply:
+                return None
+        if "retry" in reply:
+            return None
+        try:
+            return Reply.from_json({**reply, "protocol": PROTOCOL})
+        except Misfit:
+            raise unreadable(reply) from None

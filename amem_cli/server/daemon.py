@@ -1,8 +1,8 @@
 """The warm server: one per vault, holding the embedder, the LLM and the stores loaded.
 
 It serves operations (`amem_cli.operations`) to the CLI over the protocol of
-`protocol.py`, against one long-lived container; the CLI renders their results. `amem
-add` through it only writes the note and queues the rest; a worker thread then builds,
+`protocol.py`, on one long-lived facade; the CLI renders their results. `amem add`
+through it only writes the note and queues the rest; a worker thread then builds,
 links, evolves and embeds, in queue order, from the jobs table, so a killed server
 loses nothing acknowledged.
 """
@@ -20,15 +20,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
 
-from .. import operations
 from ..config import MODEL_CHOICE, Settings
-from ..container import Container
 from ..errors import AmemError, UsageError, VaultError
-from ..index.sqlite import job_total
 from ..llm import no_model
+from ..operations import Facade
+from ..records import Misfit, encode
+from ..wire import PROTOCOL, Request, Sync
 from .client import settings_for, settings_key, socket_path
-from .protocol import MAX_REQUEST, READ_TIMEOUT, check_settings, error_reply, progress_event
-from .worker import PausingLLM, QueueWorker, Turn
+from .protocol import MAX_REQUEST, READ_TIMEOUT, Envelope, Reply, error_reply, progress_event
+from .worker import QueueWorker, Turn, serving
 
 STOP_GRACE = 120.0  # seconds a stopping server waits for the commands it is running
 
@@ -42,13 +42,12 @@ class Server:
         self.key = settings_key(settings)
         self._settings_now = settings_now or (lambda: settings)
         self.idle_timeout = settings.server_idle if idle_timeout is None else idle_timeout
-        self.container = Container(settings)
-        self.index_dir = self.container.vault.index_dir
-        self.socket = socket_path(self.index_dir)
         self.turn = Turn()
-        self.worker = QueueWorker(self.container, self.turn)
-        self.container.between_batches = self._between_batches
         self.stopping = threading.Event()
+        self.facade = serving(settings, self.turn, between_batches=self._between_batches)
+        self.index_dir = self.facade.index_dir
+        self.socket = socket_path(self.index_dir)
+        self.worker = QueueWorker(self.facade, self.turn)
         self.last_request = time.monotonic()
         self.started = datetime.now(timezone.utc)
         self.requests = 0
@@ -62,26 +61,16 @@ class Server:
             raise VaultError("another amem server is serving this vault", hint="`amem server status` shows it")
         folder = os.stat(self.index_dir)
         self._folder = (folder.st_dev, folder.st_ino)
-        c = self.container
-        c.indexer.watch()
+        facade = self.facade
         with self.turn.held():
-            c.indexer.sync()
-            c.embedder.embed(["warm up"])  # load the model before the first request
-            c.indexer.vectors().count()  # and the vector store's client, which writes need
-            warm = getattr(c.llm, "warm", None)
-            if warm is not None:
-                try:
-                    warm()  # the model loaded before the first request needs it
-                except Exception as exc:  # a bad model file: the worker reports it per job
-                    print(f"model not loaded: {exc}", file=sys.stderr, flush=True)
-        if c.llm is not None:  # None: no model
-            c.llm = PausingLLM(c.llm, self.turn, c.vault)
+            facade.run(Sync())  # the first look at the files (what it finds is told to the first command)
+            facade.warm_up(model=True)  # the embedder, the vector store's client and the model, before the first request
         server = self._listen()
         self.worker.start()
         idle = threading.Thread(target=self._watch_idle, daemon=True, name="amem-idle")
         idle.start()
         self._write_info()
-        print(f"{self.started.isoformat()} amem server for {c.vault.root} on {self.socket} (pid {os.getpid()})", file=sys.stderr, flush=True)
+        print(f"{self.started.isoformat()} amem server for {facade.root} on {self.socket} (pid {os.getpid()})", file=sys.stderr, flush=True)
         try:
             server.serve_forever(poll_interval=0.2)
         finally:
@@ -91,7 +80,7 @@ class Server:
             self.worker.stop()  # the note in hand is finished; the rest stay queued
             idle.join(timeout=5)
             self._remove_files()
-            c.close()
+            facade.close()
             print(f"{datetime.now(timezone.utc).isoformat()} amem server stopped", file=sys.stderr, flush=True)
 
     def _only_server(self) -> bool:
@@ -136,7 +125,7 @@ class Server:
                     reply = server_self.handle(request, self.send)
                 except Exception as exc:  # a malformed request gets an error, never a crash
                     reply = error_reply(UsageError(f"bad request: {exc.__class__.__name__}: {exc}"), server_self.index_dir, [])
-                self.send(reply)
+                self.send(encode(reply))
 
             def send(self, message: dict) -> None:
                 try:
@@ -193,8 +182,9 @@ class Server:
             pass
 
     # -- requests -----------------------------------------------------------
-    def handle(self, request: dict, send) -> dict:
-        """The reply to one request; `send` sends the events before it."""
+    def handle(self, request: dict, send) -> Reply | dict:
+        """The reply to one request; `send` sends the events before it. ValueError for a
+        request that is no `Envelope`."""
         op = request.get("op")
         self.last_request = time.monotonic()
         if op == "ping":
@@ -204,35 +194,44 @@ class Server:
         if op == "stop":
             self.stop()
             return {"ok": True}
-        flags, env, dir = check_settings(request.get("settings"))
+        try:
+            envelope = Envelope.from_json(request)
+        except Misfit as exc:
+            raise ValueError(f"the request's {exc}") from None
+        envelope.settings.check()
+        if envelope.protocol != PROTOCOL:
+            return Reply(retry="settings")  # a client of another amem: it stops this server, and works alone
         notices: list[str] = []  # told to this client, as its own process would (not to the log)
         try:
-            settings = settings_for(flags, env, dir=dir, notices=notices)
+            settings = settings_for(envelope.settings.flags, envelope.settings.env, dir=envelope.settings.dir,
+                                    notices=notices)
         except AmemError:  # a bad setting: the client's own process says what is wrong, as without a server
-            return {"retry": "here"}
+            return Reply(retry="here")
         if settings.server == "off":
-            return {"retry": "off"}
-        container = self.container
+            return Reply(retry="off")
+        facade = self.facade
         if settings_key(settings) != self.key:
-            container = self._for_command(settings)
-            if isinstance(container, dict):
-                return container  # a retry
+            facade = self._for_command(settings)
+            if isinstance(facade, Reply):
+                return facade  # a retry
         if self._vault_gone():  # its socket may outlive it, in the runtime folder
             self.stop()
         with self._commands:
             if self.stopping.is_set():
-                return {"retry": "stopping"}  # the client does it in its own process
+                return Reply(retry="stopping")  # the client does it in its own process
             self._running += 1
         try:
-            # in_server: this server's own container, whose worker works the queue with the same model.
-            cx = operations.Context(container, in_server=container is self.container, warnings=notices,
-                                    progress=lambda done, total: send(progress_event(done, total)))
             with self.turn.held():
                 self.requests += 1
                 try:
-                    return {"result": operations.run(op, request.get("args", {}), cx), "warnings": cx.warnings}
+                    asked = Request.read(envelope.op, envelope.args)
+                    if not asked.served:
+                        raise UsageError(f"{asked.op!r} is done in the command's own process, not by a server")
+                    value = facade.run(asked, warnings=notices,
+                                       progress=lambda done, total: send(progress_event(done, total)))
+                    return Reply(result=encode(asked.answer(value)), warnings=facade.told(notices))
                 except Exception as exc:  # the error boundary: one line, a hint, an exit code
-                    return error_reply(exc, self.container.vault.root, cx.warnings)
+                    return error_reply(exc, self.facade.root, facade.told(notices))
         finally:
             self.last_request = time.monotonic()
             with self._commands:
@@ -240,8 +239,8 @@ class Server:
                 self._commands.notify_all()
             self.worker.wake.set()
 
-    def _for_command(self, settings: Settings) -> Container | dict:
-        """How to serve a command whose settings are not this server's: the container for
+    def _for_command(self, settings: Settings) -> Facade | Reply:
+        """How to serve a command whose settings are not this server's: the facade for
         it, or the retry to reply. A command that asks for no model (`amem --llm none add`)
         is served here, without one. The client does the others in its own process: with
         another model (a job carries no model, so queued work would be done with this
@@ -253,11 +252,11 @@ class Server:
         except AmemError:
             current = None
         if current != self.key:
-            return {"retry": "settings"}
+            return Reply(retry="settings")
         same_model = replace(settings, **{name: getattr(self.settings, name) for name in MODEL_CHOICE})
         if settings_key(same_model) == self.key and no_model(settings.llm):
-            return self.container.variant(settings)
-        return {"retry": "here"}
+            return self.facade.variant(settings)
+        return Reply(retry="here")
 
     def _between_batches(self) -> None:
         """Between an import's batches: let waiting commands in, and end the import if
@@ -273,7 +272,7 @@ class Server:
 
     def status(self) -> dict:
         return {
-            "pid": os.getpid(), "vault": str(self.container.vault.root), "socket": str(self.socket),
+            "pid": os.getpid(), "vault": str(self.facade.root), "socket": str(self.socket),
             "started": self.started.isoformat(), "requests": self.requests, "queued": self._queued(),
             "idle_timeout": self.idle_timeout, "rss_mb": round(_rss_bytes() / 2**20, 1),
         }
@@ -281,10 +280,10 @@ class Server:
     # -- background ---------------------------------------------------------
     def _queued(self) -> int:
         """The jobs queued, read without waiting for the turn (a job in hand holds it)."""
-        count = job_total(self.container.index.path)
+        count = self.facade.jobs_waiting()
         if count is None:  # (the index being replaced, say): read on the turn
             with self.turn.held():
-                count = len(self.container.index.queued(None))
+                count = self.facade.jobs_waiting(apart=False)
         return count
 
     def _watch_idle(self) -> None:

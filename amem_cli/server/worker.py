@@ -1,15 +1,19 @@
-"""What the long-lived servers (`amem serve`, `amem mcp`) share: taking turns on one
-container, and a thread that works the queue of added notes in the background."""
+"""What the long-lived servers (`amem serve`, `amem mcp`) share: one facade they take
+turns on, its model called with the turn given up, and a thread that works the queue of
+added notes in the background."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 
-from ..container import Container
+from ..config import Settings
 from ..errors import AmemError, ConflictError
+from ..operations import Facade
+from ..wire import Process
 
 log = logging.getLogger("amem.worker")
 
@@ -79,9 +83,18 @@ class Turn:
                 self._waiting -= 1
 
 
+def serving(settings: Settings, turn: Turn, *, create: bool = False,
+            between_batches: Callable[[], None] | None = None) -> Facade:
+    """The facade of a long-lived server: it hears from the OS which files others change,
+    its model is called with the turn given up (`PausingLLM`), and a worker in the same
+    process (`QueueWorker`) works its queue."""
+    return Facade(settings, create=create, watch=True, has_worker=True, between_batches=between_batches,
+                  wrap_llm=lambda llm, vault: PausingLLM(llm, turn, vault))
+
+
 class PausingLLM:
-    """The container's LLM, called with the turn given up (unless the vault's write lock
-    is held: another thread could not write anyway, and would wait for us)."""
+    """A server's model, called with the turn given up (unless the vault's write lock is
+    held: another thread could not write anyway, and would wait for us)."""
 
     def __init__(self, llm, turn: Turn, vault):
         self._llm, self._turn, self._vault = llm, turn, vault
@@ -103,8 +116,8 @@ class PausingLLM:
 class QueueWorker:
     """Does the queued model work of added notes, one note per turn, until stopped."""
 
-    def __init__(self, c: Container, turn: Turn):
-        self.c, self.turn = c, turn
+    def __init__(self, facade: Facade, turn: Turn):
+        self.facade, self.turn = facade, turn
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name="amem-worker", daemon=True)
@@ -124,8 +137,7 @@ class QueueWorker:
         try:
             if self._warm_up:
                 with self.turn.held():  # load the embedder and the vector store before the first call needs them
-                    self.c.embedder.embed(["warm up"])
-                    self.c.indexer.vectors().count()
+                    self.facade.warm_up()
         except Exception:  # the first call that needs them will say what is wrong
             log.exception("warming up failed")
         ok = True
@@ -142,8 +154,7 @@ class QueueWorker:
         while not self.stopping.is_set():
             try:
                 with self.turn.held():
-                    self.c.indexer.flush_vectors()
-                    if not self.c.notes.pipeline.process(limit=1):
+                    if not self.facade.run(Process(limit=1)).processed:
                         return True
             except ConflictError as exc:  # a person keeps saving the note: the job is tried again in a while
                 log.warning("queued work put off: %s", exc.message)

@@ -24,7 +24,9 @@ from ..ids import settle_ids
 from ..index.vectors import note_of
 from ..links import NameTable
 from ..models import Note
-from ..vault import content_hash, parse_note_file
+from ..places import hidden
+from ..vault import content_hash
+from ..wire import DoctorReport, Problem, plural
 from .indexer import Indexer
 from .jobs import QUEUED, JobQueue
 
@@ -42,60 +44,7 @@ REBUILD = {"sqlite_integrity", "fts_integrity", "fts_mismatch", "embedder_mismat
 INDEX = {"unindexed_file", "stale_index", "orphaned_index"}
 VECTORS = {"missing_vector", "stale_vector", "orphaned_vector"}
 LINKS = {"missing_backlink", "stale_backlink", "broken_sequence"}
-# Problems only a person can mend (a fix would be a guess at what they meant).
-PERSON = {"bad_file", "dangling_link"}
-
-
-@dataclass(frozen=True)
-class Problem:
-    kind: str  # a stable name, e.g. "missing_vector" (see the sets above and `check`)
-    subject: str  # the note id or path it is about
-    detail: str  # one line for a person
-    hint: str = ""  # what to do, when `--fix` does not do it
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.detail}"
-
-    def to_dict(self) -> dict[str, str]:
-        return {"kind": self.kind, "subject": self.subject, "detail": self.detail, "hint": self.hint}
-
-
-@dataclass
-class DoctorReport:
-    problems: list[Problem] = field(default_factory=list)
-    fixed: list[str] = field(default_factory=list)  # what --fix did, one line each
-    warnings: list[str] = field(default_factory=list)  # shown, not counted as problems (an id used twice)
-    notes: int = 0  # note files on disk
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    @property
-    def for_a_person(self) -> bool:
-        """Every problem is one `--fix` does not mend: a person must edit a file."""
-        return bool(self.problems) and self.kinds() <= PERSON
-
-    def kinds(self) -> set[str]:
-        return {p.kind for p in self.problems}
-
-    def summary(self) -> str:
-        if self.ok:
-            return f"consistent: {_count(self.notes, 'note')}"
-        counts: dict[str, int] = {}
-        for p in self.problems:
-            counts[p.kind] = counts.get(p.kind, 0) + 1
-        return f"{_count(len(self.problems), 'problem')}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "notes": self.notes,
-            "summary": self.summary(),
-            "problems": [p.to_dict() for p in self.problems],
-            "fixed": list(self.fixed),
-            "warnings": list(self.warnings),
-        }
+# (Those only a person can mend: `wire.PERSON`.)
 
 
 @dataclass
@@ -116,16 +65,15 @@ class _Disk:
 
 
 class Doctor:
-    def __init__(
-        self, vault: Vault, index: SqliteIndex, indexer: Indexer, notes: NoteService, vectors: Callable[[], VectorIndex]
-    ):
+    def __init__(self, vault: Vault, index: SqliteIndex, indexer: Indexer, notes: NoteService, queue: JobQueue,
+                 vectors: Callable[[], VectorIndex]):
         self.vault = vault
         self.index = index
         self.indexer = indexer
         self.notes = notes  # writes mended backlinks and pointers as any change to a note is written
+        self.queue = queue
         # The vector store as it is: `indexer.vectors()` records the embedder, and a check writes nothing.
         self.vectors = vectors
-        self.queue = JobQueue(index)
 
     def run(self, fix: bool = False) -> DoctorReport:
         return self.fix() if fix else self.check()
@@ -164,7 +112,7 @@ class Doctor:
                 disk.bad[path] = f"{path}: cannot read it: {exc.strerror}"
                 continue
             disk.hashes[path] = content_hash(data)
-            note, error, named = parse_note_file(path, data)
+            note, error, named = self.vault.parse(path, data)
             if note is None:
                 disk.bad[path] = error or f"{path}: not a note"
             else:
@@ -187,7 +135,7 @@ class Doctor:
         root = self.vault.root
         found = []
         for folder, dirs, files in os.walk(root):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            dirs[:] = [d for d in dirs if not hidden(d)]
             found += [os.path.relpath(os.path.join(folder, f), root) for f in files if TEMP_FILE.match(f)]
         return sorted(found)
 
@@ -382,8 +330,8 @@ class Doctor:
             index.forget_embedded(missing)
             index.queue_vector_deletes(sorted({note_of(v) for v in orphaned}))
         embedded = self.indexer.flush_vectors()
-        done = [f"embedded {_count(embedded, 'note')}"] if embedded else []
-        return done + ([f"removed {_count(len(orphaned), 'vector')} of no note"] if orphaned else [])
+        done = [f"embedded {plural(embedded, 'note')}"] if embedded else []
+        return done + ([f"removed {plural(len(orphaned), 'vector')} of no note"] if orphaned else [])
 
     def _mend_queue(self) -> list[str]:
         index, done = self.index, []
@@ -395,7 +343,7 @@ class Doctor:
                 done.append(f"released the work on {note_id} claimed by {holder}")
             for note_id in index.queued():
                 if note_id not in ids:
-                    index.done(note_id)
+                    index.drop_job(note_id)
                     done.append(f"dropped the queued work for {note_id}, which does not exist")
             for note_id, when in self._owed(disk).items():
                 index.enqueue([note_id], when)
@@ -418,10 +366,6 @@ class _Links:
             self.sequence[note_id] = Note(note_id, "", previous=self.resolve(note.previous), next=self.resolve(note.next))
             for target in self.links[note_id]:
                 self.linked_from[target].add(note_id)
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _agreed_sequence(notes: dict[str, Note]) -> dict[str, str]:

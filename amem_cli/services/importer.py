@@ -23,10 +23,13 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from ..errors import AmemError, NotFoundError, UsageError
+from ..index.sqlite import SqliteIndex
 from ..models import Note
-from ..vault import Vault, content_hash, parse_note_file
 from ..utf8 import mend
-from .notes import NOTE_FIELDS, NoteService, redact_note
+from ..vault import Vault, content_hash, parse_note_file
+from ..wire import ImportReport
+from .indexer import Indexer
+from .notes import NOTE_FIELDS, NoteService, new_note, redact_note
 
 BATCH = 256
 SOURCE_HASH = "source_hash"
@@ -36,31 +39,17 @@ SOURCE_HASH = "source_hash"
 _Entry = tuple[str, str, "dict[str, Any] | str"]
 
 
-@dataclass
-class ImportReport:
-    ids: list[str] = field(default_factory=list)  # the notes imported, in order
-    skipped: int = 0  # lines or files that could not be imported (see `problems`)
-    duplicates: int = 0  # imported before, so left alone
-    problems: list[str] = field(default_factory=list)  # "path:line: what is wrong", one per skipped
-    warnings: list[str] = field(default_factory=list)
-    redactions: int = 0  # secrets replaced by [REDACTED:kind] in the notes imported
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "imported": len(self.ids),
-            "skipped": self.skipped,
-            "duplicates": self.duplicates,
-            "ids": list(self.ids),
-            "problems": list(self.problems),
-            "warnings": list(self.warnings),
-            "redactions": self.redactions,
-        }
-
-
 class Importer:
-    def __init__(self, notes: NoteService, between_batches: Callable[[], None] = lambda: None):
+    def __init__(self, vault: Vault, index: SqliteIndex, indexer: Indexer, notes: NoteService,
+                 between_batches: Callable[[], None] = lambda: None, date_order: str = "auto"):
+        """`between_batches`: the server lets waiting commands in there. `date_order`: how
+        a date that reads both ways is read (`timeutil.DATE_ORDERS`)."""
+        self.vault = vault
+        self.index = index
+        self.indexer = indexer
         self.notes = notes
-        self.between_batches = between_batches  # the server lets waiting commands in here
+        self.between_batches = between_batches
+        self.date_order = date_order
 
     def import_path(
         self,
@@ -90,7 +79,7 @@ class Importer:
         # commands (each in its own working folder) between the batches.
         path = Path(path).expanduser().absolute()
         if path.is_dir():
-            root = self.notes.vault.root
+            root = self.vault.root
             if path.resolve().is_relative_to(root):
                 raise UsageError(f"the notes in {path} are in the vault already", hint="see `amem status`")
             # As the vault finds its notes (no hidden folders, no symlinks out), less any in this vault.
@@ -98,13 +87,13 @@ class Importer:
             names = sorted(rel for rel in folder.scan() if not (path / rel).resolve().is_relative_to(root))
             report.problems.extend(f"{mend(str(path))[0]}/{name}: its name is not UTF-8; rename it" for name in folder.bad_names)
             report.skipped += len(folder.bad_names)
-            return _markdown_files(path, names), len(names), False
+            return _markdown_files(path, names, self.date_order), len(names), False
         if not path.is_file():
             raise NotFoundError(
                 f"no file or folder at {path}", hint="give a .jsonl file, '-' for standard input, or a folder of .md files"
             )
         if path.suffix == ".md":
-            return _markdown_files(path.parent, [path.name]), 1, False
+            return _markdown_files(path.parent, [path.name], self.date_order), 1, False
         with open(path, "rb") as fh:
             total = sum(1 for line in fh if line.strip())
         return _jsonl_file(path, report), total, True
@@ -121,12 +110,12 @@ class Importer:
         progress: Callable[[int, int | None], None] | None,
         redact: bool,
     ) -> ImportReport:
-        self.notes.indexer.sync()
-        known = self.notes.index.notes_by_metadata(SOURCE_HASH)  # one query, not one per line
+        self.indexer.sync()
+        known = self.index.notes_by_metadata(SOURCE_HASH)  # one query, not one per line
         batches = _Batches(
             self.notes, report, total=total, chain=chain, defer=defer, size=batch, progress=progress,
             between_batches=self.between_batches,
-            boxes=dict(self.notes.index.boxes()),  # as they will be once the batches before are stored
+            boxes=dict(self.index.boxes()),  # as they will be once the batches before are stored
         )
         batches.report_progress()
         for n, (where, source, item) in enumerate(entries, 1):
@@ -136,7 +125,7 @@ class Importer:
                 report.problems.append(item)
                 continue
             try:
-                note, redactions = _build(source, item, redact)
+                note, redactions = _new(source, item, redact, self.date_order)
             except AmemError as exc:
                 report.skipped += 1
                 report.problems.append(f"{where}: {exc.message}")
@@ -150,6 +139,7 @@ class Importer:
             report.redactions += redactions
             batches.add(note)
         batches.flush(last=True)
+        report.queued = len(report.ids) if defer else 0
         return report
 
 
@@ -209,11 +199,11 @@ class _Batches:
             self.ready = []
 
 
-def _build(source: str, fields: dict[str, Any], redact: bool) -> tuple[Note, int]:
+def _new(source: str, fields: dict[str, Any], redact: bool, date_order: str) -> tuple[Note, int]:
     """The note, and how many secrets were redacted from it."""
     fields = dict(fields)
     extra = fields.pop("extra", {})
-    note = NoteService.build(fields.pop("content"), redact=False, **fields)
+    note = new_note(fields.pop("content"), redact=False, date_order=date_order, **fields)
     note.extra = extra
     note.metadata.setdefault("source", source)
     redactions = redact_note(note) if redact else 0  # before the hash: not even a hash of a secret is kept
@@ -262,7 +252,7 @@ def _jsonl(stream: BinaryIO, where: str, name: str, report: ImportReport) -> Ite
 
 
 def _type_problem(obj: dict[str, Any]) -> str | None:
-    """What is wrong with the fields' JSON types, if anything (NoteService.build checks their values)."""
+    """What is wrong with the fields' JSON types, if anything (`new_note` checks their values)."""
     content = obj.get("content")
     if content is None:
         return "no 'content'"
@@ -297,7 +287,7 @@ def _json_type(value: Any) -> str:
 _DATE_KEYS = ("created_at", "date")
 
 
-def _markdown_files(folder: Path, names: list[str]) -> Iterator[_Entry]:
+def _markdown_files(folder: Path, names: list[str], date_order: str) -> Iterator[_Entry]:
     """One entry per file: the body is the content; frontmatter, if any, gives the rest
     (amem's own keys; others are kept as they are). No date given: the file's mtime."""
     name = folder.resolve().name
@@ -312,7 +302,7 @@ def _markdown_files(folder: Path, names: list[str]) -> Iterator[_Entry]:
             yield at, source, f"{at}: cannot read it: {exc.strerror}"
             continue
         # As the vault reads a note file ("path:line: ..." on error); the note gets a new id.
-        parsed, error, _ = parse_note_file(at, data, own_id=False)
+        parsed, error, _ = parse_note_file(at, data, own_id=False, date_order=date_order)
         if parsed is None:
             yield at, source, error
             continue

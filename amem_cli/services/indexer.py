@@ -16,10 +16,11 @@ from ..errors import IndexMismatchError
 from ..ids import collision_id, collision_prefix, settle_ids
 from ..index.sqlite import SqliteIndex
 from ..index.vectors import VectorIndex, note_of, vector_ids
-from ..models import Note, Status, SyncReport
-from ..vault import MAX_NOTE_BYTES, FileStat, Vault, content_hash, parse_note_file
+from ..models import Note, SyncReport
+from ..vault import MAX_NOTE_BYTES, FileStat, Vault, content_hash
 from ..changes import plan_changes
 from ..utf8 import mend
+from ..wire import Status
 
 EMBED_BATCH = 256
 PREFETCHED = 2048  # texts embedded ahead and not yet used, at most (two import batches and more)
@@ -52,7 +53,17 @@ class Indexer:
         vectors: Callable[[], VectorIndex],
         unaided_notes: Callable[[list[Note], Embedder], dict[str, Note]],
         sync_interval: float = 0.0,
+        *,
+        watch: bool = False,
+        on_edit: Callable[[list[Note]], None] | None = None,
+        on_new: Callable[[list[Note]], None] | None = None,
     ):
+        """`watch`: a long-lived process hears from the OS which files changed (after one
+        full look), instead of looking at every file on every call. After a sync,
+        `on_edit` is told of the notes whose text a person changed (as indexed before: the
+        pipeline derives their derived fields again, `Pipeline.rederive`), `on_new` of the
+        notes a person added (files amem never wrote: the pipeline queues their work,
+        `Pipeline.queue_new`)."""
         self.vault = vault
         self.index = index
         self._embedder = embedder
@@ -61,41 +72,44 @@ class Indexer:
         # deterministic method (`steps.construct.unaided_notes`), given by the container.
         self._unaided_notes = unaided_notes
         self._vectors_seen: str | None = None  # the last vector write this process knows of
-        self.problems: list[str] = []  # bad files met by sync in this run, for the caller to show
+        self.problems: list[str] = []  # bad files met by sync in this run, for the caller to show (`take_problems`)
         # A long-lived process (the API) looks at the files at most this often; its own
         # writes are indexed at once, so only edits by others wait.
         self.sync_interval = sync_interval
         self._synced_at = -math.inf
         self._seen: dict[str, FileStat] | None = None  # the files as of the last full look
-        self.watcher = None  # a VaultWatcher, in long-lived processes
+        self._watch = watch
+        self._watcher = None  # a VaultWatcher, once the first sync looks
         # Embeddings started ahead of the write that needs them: text -> (batch, row).
         self._prefetched: OrderedDict[str, tuple[Future, int]] = OrderedDict()
         self._embedding_thread: ThreadPoolExecutor | None = None
-        # Told, after a sync, of the notes whose text a person changed (as indexed before):
-        # the pipeline derives their derived fields again (`Pipeline.rederive`).
-        self.on_edit: Callable[[list[Note]], None] | None = None
-        # Told, after a sync, of the notes a person added (files amem never wrote): the
-        # pipeline queues their work (`Pipeline.queue_new`).
-        self.on_new: Callable[[list[Note]], None] | None = None
+        self._on_edit, self._on_new = on_edit, on_new
 
     # -- files -> SQLite --------------------------------------------------
     def pending_changes(self) -> int:
         return len(plan_changes(self.vault.scan(), self._known(self.index.files())))
 
-    def watch(self) -> None:
-        """For a long-lived process: from now on look only at the files the OS says
-        changed (after one full look), instead of every file on every call."""
-        from ..watch import VaultWatcher
-
-        if self.watcher is None:
-            self.watcher = VaultWatcher(self.vault.root).start()
-
     def _changed_paths(self, force: bool) -> list[str] | None:
         """The files worth a look (None: all of them)."""
-        if force or self.watcher is None or self._seen is None:
+        if self._watch and self._watcher is None:
+            from ..watch import VaultWatcher
+
+            # Started before the full look that follows, so no change after it is missed.
+            self._watcher = VaultWatcher(self.vault.root).start() or False  # False: this system cannot watch
+        if force or not self._watcher or self._seen is None:
             return None
-        paths = self.watcher.take()
+        paths = self._watcher.take()
         return None if paths is None else sorted(paths)
+
+    def take_problems(self) -> list[str]:
+        """The problems met since last asked (a note file it could not read), each once."""
+        found = list(dict.fromkeys(self.problems))
+        self.problems.clear()
+        return found
+
+    def close(self) -> None:
+        if self._watcher:
+            self._watcher.close()
 
     def _on_disk(self, paths: list[str] | None) -> dict[str, FileStat]:
         if paths is None:
@@ -147,14 +161,14 @@ class Indexer:
             self._settle(ids, report)
             for note_id in sorted(ids.gone):
                 if self.index.path_of(note_id) is None:  # no file holds it now (not moved): its queued work goes too
-                    self.index.done(note_id)
+                    self.index.drop_job(note_id)
         if paths is None:
             self._seen = disk
         self.problems.extend(report.errors)
-        if report.edited and self.on_edit is not None:
-            self.on_edit(report.edited)
-        if report.new and self.on_new is not None:
-            self.on_new(report.new)
+        if report.edited and self._on_edit is not None:
+            self._on_edit(report.edited)
+        if report.new and self._on_new is not None:
+            self._on_new(report.new)
         return report
 
     def _sync_file(self, path: str, stat: FileStat, row, report: SyncReport, ids: "_Settling", *, force: bool = False) -> None:
@@ -166,7 +180,7 @@ class Indexer:
         if row is not None and row.hash == digest and not force:
             self.index.set_file(path, stat, digest, row.note_id, row.error)
             return
-        note, error, named = parse_note_file(path, data)
+        note, error, named = self.vault.parse(path, data)
         if note is not None:
             wanted = note.id
             note.id, error = self._place(path, wanted, named, ids)
@@ -234,7 +248,7 @@ class Indexer:
         out = {}
         for path in paths - {None, but}:
             try:
-                note, _, named = parse_note_file(path, self.vault.read_bytes(path, limit=MAX_NOTE_BYTES))
+                note, _, named = self.vault.parse(path, self.vault.read_bytes(path, limit=MAX_NOTE_BYTES))
             except OSError:
                 continue  # gone: the sync that sees it gone gives its id back
             if note is not None and note.id == wanted:  # (a loser amem has rewritten names its own id now)

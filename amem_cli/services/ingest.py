@@ -19,32 +19,20 @@ session id starts its keys from it, so two such sessions never share a key.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from ..index.sqlite import SqliteIndex
 from ..redact import redact
 from ..transcripts import Message, read, split
+from ..wire import IngestReport
+from .indexer import Indexer
 from .notes import NoteService
 
 BATCH = 256
 SIMILAR = 0.9  # cosine at which a new note "nearly repeats" an existing one
 NEIGHBOURS = 10  # nearest notes looked at for each new note
 SESSION = "session"
-
-
-@dataclass
-class IngestReport:
-    name: str  # the transcript's: a file name, or "stdin"
-    ids: list[str] = field(default_factory=list)  # the notes added, in order
-    skipped: int = 0  # notes present already
-    redactions: int = 0
-    similar: list[dict[str, Any]] = field(default_factory=list)  # {"id", "similar_to", "score"}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ingested": len(self.ids), "skipped": self.skipped,
-            "redactions": self.redactions, "ids": list(self.ids), "similar": list(self.similar),
-        }
 
 
 @dataclass
@@ -56,8 +44,12 @@ class _Session:
 
 
 class Ingester:
-    def __init__(self, notes: NoteService):
+    def __init__(self, index: SqliteIndex, indexer: Indexer, notes: NoteService, date_order: str = "auto"):
+        """`date_order`: how a message's time that reads both ways is read (`timeutil.DATE_ORDERS`)."""
+        self.index = index
+        self.indexer = indexer
         self.notes = notes
+        self.date_order = date_order
 
     def ingest(self, text: str, name: str, *, redact_secrets: bool = True, defer: bool = False, batch: int = BATCH) -> IngestReport:
         report = IngestReport(name)
@@ -67,9 +59,9 @@ class Ingester:
             report.redactions += n
             return part
 
-        transcript = read(text, clean=redacted if redact_secrets else None)  # keyed after redaction
+        transcript = read(text, clean=redacted if redact_secrets else None, date_order=self.date_order)  # keyed after redaction
         messages = transcript.messages
-        self.notes.indexer.sync()
+        self.indexer.sync()
         every = split(messages, name)
         label, held, after = self._known(messages, every)
         todo = split(messages[held:], name)  # what follows is not merged into a note already written
@@ -82,6 +74,7 @@ class Ingester:
             report.ids.extend(n.id for n in added)
             after = added[-1].id
         report.similar = self._similar(report.ids)
+        report.queued = len(report.ids) if defer else 0
         return report
 
     def _known(self, messages: list[Message], chunks) -> tuple[str, int, str | None]:
@@ -103,13 +96,13 @@ class Ingester:
     def _sessions(self, keys: dict[str, int]) -> list[_Session]:
         """The sessions in the vault that hold one of these messages."""
         sessions: dict[str, _Session] = {}
-        for label, key, note_id in self.notes.index.metadata_values(SESSION, "source_hash"):
+        for label, key, note_id in self.index.metadata_values(SESSION, "source_hash"):
             sessions.setdefault(label, _Session(label, {})).notes[key] = note_id
         return [s for s in sessions.values() if any(k in keys for k in s.notes)]
 
     def _similar(self, ids: list[str]) -> list[dict[str, Any]]:
         """For each new note, the nearest note not from this transcript at cosine >= SIMILAR."""
-        indexer, own, out = self.notes.indexer, set(ids), []
+        indexer, own, out = self.indexer, set(ids), []
         vectors = indexer.vectors_of(ids)
         found = [i for i in ids if i in vectors]
         for note_id, near in zip(found, indexer.nearest_many([vectors[i] for i in found], NEIGHBOURS + 1)):

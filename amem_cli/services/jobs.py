@@ -10,6 +10,7 @@ import threading
 import time
 
 from ..index.sqlite import SqliteIndex
+from ..wire import QueueSummary
 
 # The metadata key a deferred note's file carries until its work is done: the queue
 # lives in the index, which is derived, so the files must say which work is owed.
@@ -76,9 +77,9 @@ class JobQueue:
     def finish(self, note_id: str, seconds: float | None = None) -> None:
         """The job is done (`seconds`: the time its model work took; None: no model worked)."""
         with self.index.transaction():
-            self.index.done(note_id, seconds, time.time())
+            self.index.finish_job(note_id, seconds, time.time())
 
-    def summary(self) -> dict:
+    def summary(self) -> QueueSummary:
         """The queue in numbers: jobs waiting, running, failed (and waiting to be tried
         again), the seconds a job takes at the rate measured (the mean of the last jobs)
         and the seconds all of them would take one after another."""
@@ -86,6 +87,6 @@ class JobQueue:
         running = claimed - len(self.expired()) if claimed else 0
         times = self.index.job_seconds()[-RATE_JOBS:]
         per_job = sum(times) / len(times) if times else None
-        return {"queued": total - running, "running": running, "failed": failed,
-                "seconds_per_job": None if per_job is None else round(per_job, 2),
-                "seconds_left": None if per_job is None else round(per_job * total)}
+        return QueueSummary(queued=total - running, running=running, failed=failed,
+                            seconds_per_job=None if per_job is None else round(per_job, 2),
+                            seconds_left=None if per_job is None else round(per_job * total))

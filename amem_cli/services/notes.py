@@ -12,8 +12,10 @@ from ..ids import check_id, new_id
 from ..markdown import normalise_text, parse_note, render_note, str_list
 from ..models import Note
 from ..redact import REDACTED, redact_data
-from ..vault import MAX_NOTE_BYTES, content_hash
+from ..index.sqlite import SqliteIndex
 from ..timeutil import now, to_datetime
+from ..vault import MAX_NOTE_BYTES, Vault, content_hash
+from .indexer import Indexer
 from .jobs import QUEUED
 from .pipeline import Pipeline
 from .trash import Removed, Trash
@@ -25,63 +27,69 @@ NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", 
 MAX_CONTENT_BYTES = MAX_NOTE_BYTES // 2
 
 
-class NoteService:
-    def __init__(self, writer: NoteWriter, pipeline: Pipeline, trash: Trash):
-        self.writer = writer
-        self.trash = trash  # removed notes, for undo
-        # The A-MEM pipeline: builds new notes before they are written, links them after.
-        self.pipeline = pipeline
-        self.indexer = writer.indexer
-        self.vault = writer.vault
-        self.index = writer.index
+def new_note(
+    content: str,
+    *,
+    keywords: Iterable[str] | None = None,
+    tags: Iterable[str] | None = None,
+    context: str | None = None,
+    boxes: Iterable[str] | None = None,
+    created_at: datetime | str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    id: str | None = None,
+    redact: bool = True,
+    date_order: str = "auto",
+) -> Note:
+    """A new, unsaved note with a fresh id (no model: `Pipeline.construct` writes what it
+    lacks once it is added). Raises UsageError on empty content. `redact`: secrets in any
+    field become `[REDACTED:kind]` (see `redact_note`). `date_order`: how a `created_at`
+    that reads both ways is read (`timeutil.DATE_ORDERS`)."""
+    if not isinstance(content, str) or not content.strip():
+        raise UsageError("the note is empty", hint="give the note some text")
+    try:
+        size = len(content.encode("utf-8"))
+    except UnicodeEncodeError:  # a byte that was not UTF-8, smuggled in as a surrogate
+        raise UsageError("the note's text is not valid UTF-8", hint="convert it to UTF-8 first") from None
+    if "\x00" in content:  # the vault reads a file holding one as binary, and skips it
+        raise UsageError("the note's text holds a NUL character", hint="a note is text; remove it")
+    if size > MAX_CONTENT_BYTES:
+        raise UsageError(f"the note is larger than {MAX_CONTENT_BYTES // 2**20} MiB",
+                         hint="split it into smaller notes (`amem ingest` splits a transcript into turns)")
+    created = to_datetime(created_at, date_order) if created_at is not None else now()
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise UsageError("metadata must be a mapping of keys to values")
+    try:
+        note = Note(
+            id=check_id(id) if id else new_id(created),
+            content=normalise_text(content).strip(),
+            keywords=str_list(_as_list(keywords), "keywords"),
+            tags=[t.lstrip("#") for t in str_list(_as_list(tags), "tags")],
+            context=" ".join((context or "").split()),
+            created_at=created,
+            updated_at=now(),
+            boxes=str_list(_as_list(boxes), "boxes"),
+            metadata=dict(metadata or {}),
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if redact:
+        redact_note(note)
+    return note
 
-    # -- building ---------------------------------------------------------
-    @staticmethod
-    def build(
-        content: str,
-        *,
-        keywords: Iterable[str] | None = None,
-        tags: Iterable[str] | None = None,
-        context: str | None = None,
-        boxes: Iterable[str] | None = None,
-        created_at: datetime | str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        id: str | None = None,
-        redact: bool = True,
-    ) -> Note:
-        """A new, unsaved note with a fresh id. Raises UsageError on empty content.
-        `redact`: secrets in any field become `[REDACTED:kind]` (see `redact_note`)."""
-        if not isinstance(content, str) or not content.strip():
-            raise UsageError("the note is empty", hint="give the note some text")
-        try:
-            size = len(content.encode("utf-8"))
-        except UnicodeEncodeError:  # a byte that was not UTF-8, smuggled in as a surrogate
-            raise UsageError("the note's text is not valid UTF-8", hint="convert it to UTF-8 first") from None
-        if "\x00" in content:  # the vault reads a file holding one as binary, and skips it
-            raise UsageError("the note's text holds a NUL character", hint="a note is text; remove it")
-        if size > MAX_CONTENT_BYTES:
-            raise UsageError(f"the note is larger than {MAX_CONTENT_BYTES // 2**20} MiB",
-                             hint="split it into smaller notes (`amem ingest` splits a transcript into turns)")
-        created = to_datetime(created_at) if created_at is not None else now()
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise UsageError("metadata must be a mapping of keys to values")
-        try:
-            note = Note(
-                id=check_id(id) if id else new_id(created),
-                content=normalise_text(content).strip(),
-                keywords=str_list(_as_list(keywords), "keywords"),
-                tags=[t.lstrip("#") for t in str_list(_as_list(tags), "tags")],
-                context=" ".join((context or "").split()),
-                created_at=created,
-                updated_at=now(),
-                boxes=str_list(_as_list(boxes), "boxes"),
-                metadata=dict(metadata or {}),
-            )
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        if redact:
-            redact_note(note)
-        return note
+
+class NoteService:
+    def __init__(self, vault: Vault, index: SqliteIndex, indexer: Indexer, writer: NoteWriter, pipeline: Pipeline,
+                 trash: Trash, date_order: str = "auto"):
+        """`pipeline`: the A-MEM pipeline, which constructs new notes before they are
+        written and links them after; `trash`: removed notes, for undo; `date_order`: how
+        a date given for a new note that reads both ways is read."""
+        self.vault = vault
+        self.index = index
+        self.indexer = indexer
+        self.writer = writer
+        self.pipeline = pipeline
+        self.trash = trash
+        self.date_order = date_order
 
     # -- writes -----------------------------------------------------------
     def add_note(self, note: Note, *, after: str | None = None, embed: bool = True) -> Note:
@@ -113,7 +121,7 @@ class NoteService:
                 raise UsageError("the note is empty", hint="give the note some text")
         # A note is complete when stored: with the model's work queued, the deterministic
         # method writes every field now, and the model replaces those it writes later.
-        self.pipeline.build(notes, boxes=boxes, model=not defer)
+        self.pipeline.construct(notes, boxes=boxes, model=not defer)
         if embed:
             self.indexer.prefetch(notes)
 
@@ -188,8 +196,8 @@ class NoteService:
             self.update(old_next, relink("previous", last.id), embed=False, sync=False)
 
     def add(self, content: str, *, after: str | None = None, defer: bool = False, embed: bool = True, **fields: Any) -> Note:
-        """Add one note (`fields`: those of `build`, `redact` too)."""
-        return self.add_notes([self.build(content, **fields)], after=after, defer=defer, embed=embed)[0]
+        """Add one note (`fields`: those of `new_note`, `redact` too)."""
+        return self.add_notes([self.new_note(content, **fields)], after=after, defer=defer, embed=embed)[0]
 
     def add_many(
         self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False, redact: bool = True
@@ -204,8 +212,12 @@ class NoteService:
                 raise UsageError(f"item {n} has unknown keys: {', '.join(sorted(unknown))}")
             item = dict(item)
             content = item.pop("content", None)
-            notes.append(self.build(content, redact=redact, **item))
+            notes.append(self.new_note(content, redact=redact, **item))
         return self.add_notes(notes, chain=True, after=after, defer=defer)
+
+    def new_note(self, content: str, **fields: Any) -> Note:
+        """`new_note`, its date read in this vault's date order."""
+        return new_note(content, date_order=self.date_order, **fields)
 
     def update(self, note_id: str, change, **options: Any) -> Note:
         """`NoteWriter.update`: re-read a note from its file, apply `change(note) -> note`, write it back."""
@@ -248,7 +260,7 @@ class NoteService:
                 )
             text = bytes(last["old_bytes"]).decode("utf-8")
             stat = self.vault.write_text(path, text, expect_hash=last["new_hash"])
-            note = parse_note(text, path=path, fallback_id=note_id)
+            note = parse_note(text, path=path, fallback_id=note_id, date_order=self.vault.date_order)
             with self.index.transaction():
                 self.indexer.record_written(note, path, stat, text)
                 self.index.drop_revision(last["seq"])
@@ -286,7 +298,7 @@ class NoteService:
             with self.index.transaction():
                 self.index.delete_note(note_id)
                 self.index.drop_revisions(note_id)
-                self.index.done(note_id)  # its queued work (a deferred note, one a person edited) goes too
+                self.index.drop_job(note_id)  # its queued work (a deferred note, one a person edited) goes too
                 self.index.remove_file(path)
         self.indexer.flush_vectors()  # its vector goes now, not at the next search
         return note

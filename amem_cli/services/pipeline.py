@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from ..errors import AmemError, ConflictError
-from ..index.sqlite import speaker_of
+from ..index.sqlite import SqliteIndex, speaker_of
 from ..llm.base import LLM, LLMError
 from ..models import MODEL_FIELDS, Note
 from ..steps import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolutions
@@ -20,6 +20,8 @@ from ..steps.boxes import fitting_boxes
 from ..steps.checks import without_speakers
 from ..steps.construct import BatchedEmbedder, PhraseVectors, cosine, extract_keywords, tags_from_keywords
 from ..timeutil import now
+from ..vault import Vault
+from .indexer import Indexer
 from .jobs import QUEUED, JobQueue
 from .rederive import DERIVABLE, fallbacks_of, filled, recorded, rederived, to_rederive
 from .writer import NoteWriter
@@ -72,26 +74,29 @@ class PipelineStats:
 
 
 class Pipeline:
-    def __init__(self, writer: NoteWriter, llm: Callable[[], LLM | None], settings: PipelineSettings | None = None,
+    def __init__(self, vault: Vault, index: SqliteIndex, indexer: Indexer, writer: NoteWriter, queue: JobQueue,
+                 llm: Callable[[], LLM | None], settings: PipelineSettings | None = None,
                  phrases: PhraseVectors | None = None):
-        self.writer = writer  # changes stored notes: links, evolution, fields derived again
-        self.vault = writer.vault
-        self.index = writer.index
-        self.indexer = writer.indexer
+        """`writer`: changes stored notes (links, evolution, fields derived again); `queue`:
+        the deferred work; `llm`: the model (None: none), made at its first use;
+        `phrases`: keyword extraction's phrase vectors, kept across batches."""
+        self.vault = vault
+        self.index = index
+        self.indexer = indexer
+        self.writer = writer
+        self.queue = queue
         self._llm = llm
         self.settings = settings or PipelineSettings()
         self.stats = PipelineStats()
-        self.queue = JobQueue(self.index)
-        self.phrases = phrases or PhraseVectors()  # keyword extraction's phrase vectors, kept across batches
+        self.phrases = phrases or PhraseVectors()
 
     @property
     def llm(self) -> LLM | None:
-        """The model, None when there is none; asked for each time, as a server wraps
-        the container's model once it starts (`PausingLLM`)."""
+        """The model, or None when there is none."""
         return self._llm()
 
     # -- before writing ---------------------------------------------------
-    def build(self, notes: list[Note], *, boxes: dict[str, int] | None = None, model: bool = True) -> None:
+    def construct(self, notes: list[Note], *, boxes: dict[str, int] | None = None, model: bool = True) -> None:
         """Fill in what the user did not give: keywords, tags, context and boxes. Fields
         where the model's output was unusable and the deterministic method stepped in are
         recorded in `metadata.amem_fallbacks`, the fields the model wrote in
@@ -198,7 +203,8 @@ class Pipeline:
         without the model (keywords, tags, context, boxes, links by similarity) and stop
         saying their work is owed. A job a worker holds is left to it (`running`); an id
         with no job is `not_queued`."""
-        plain = Pipeline(self.writer, lambda: None, self.settings)
+        plain = Pipeline(self.vault, self.index, self.indexer, self.writer, self.queue, lambda: None, self.settings,
+                         self.phrases)
         queued = self.index.queued()
         targets = queued if ids is None else list(dict.fromkeys(ids))
         waiting = set(queued)
@@ -233,7 +239,7 @@ class Pipeline:
         owed = fallbacks_of(stored)
         built = replace(stored.copy(), **{f: "" if f == "context" else [] for f in owed if f in DERIVABLE})
         built.metadata = recorded(built.metadata, built.generated, [])
-        self.build([built])
+        self.construct([built])
 
         def fill(n: Note) -> Note:  # a person may have edited meanwhile
             if n.content != stored.content:  # built from a text that is no more; `rederive` saw the edit

@@ -18,6 +18,7 @@ from ..retrieve import MODES
 from ..retrieve.fusion import FUSIONS
 from ..retrieve.pagerank import neighbourhood, personalised_pagerank
 from ..retrieve.query import asks_when, keywords, substring_terms, terms, unsearchable
+from ..index.sqlite import SqliteIndex
 from .indexer import Indexer
 
 CACHED_RESULTS = 128
@@ -44,9 +45,9 @@ class RetrievalSettings:
 
 
 class SearchService:
-    def __init__(self, indexer: Indexer, settings: RetrievalSettings | None = None):
+    def __init__(self, index: SqliteIndex, indexer: Indexer, settings: RetrievalSettings | None = None):
+        self.index = index
         self.indexer = indexer
-        self.index = indexer.index
         self.settings = settings or RetrievalSettings()
         if self.settings.fusion not in FUSIONS:
             raise UsageError(f"unknown fusion {self.settings.fusion!r}", hint=f"use one of: {', '.join(FUSIONS)}")

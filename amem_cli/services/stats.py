@@ -3,27 +3,10 @@ uses (links per note, the largest component's diameter, clustering)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from ..wire import GraphStats
 
 # Exact diameter is all-pairs shortest paths; beyond this size it is estimated.
 EXACT_DIAMETER_NODES = 2000
-
-
-@dataclass
-class GraphStats:
-    notes: int
-    links: int  # A-MEM links (each counted once), without sequence links
-    sequence_links: int
-    links_per_note: float
-    components: int
-    largest_component: int
-    diameter: int  # of the largest component, over links and sequence links
-    diameter_exact: bool
-    clustering: float  # average clustering coefficient
-    boxes: int
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def graph_stats(index) -> GraphStats:

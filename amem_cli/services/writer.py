@@ -18,8 +18,9 @@ from ..ids import check_id
 from ..markdown import parse_note, render_note
 from ..models import Note
 from ..steps.evolve import broken_rule
-from ..vault import content_hash
+from ..index.sqlite import SqliteIndex
 from ..timeutil import now
+from ..vault import Vault, content_hash
 from .indexer import Indexer
 
 WRITTEN_CACHE = 8192  # notes remembered as written (import batches and the notes they link)
@@ -31,10 +32,10 @@ CONFLICT_PAUSE = 0.005
 
 
 class NoteWriter:
-    def __init__(self, indexer: Indexer):
+    def __init__(self, vault: Vault, index: SqliteIndex, indexer: Indexer):
+        self.vault = vault
+        self.index = index
         self.indexer = indexer
-        self.vault = indexer.vault
-        self.index = indexer.index
         # The notes this process wrote last, by path: (hash of the bytes written, the note).
         # A rewrite whose file still holds those bytes skips parsing them again: an import
         # rewrites each new note and its linked notes moments after writing them.
@@ -133,7 +134,7 @@ class NoteWriter:
         if cached is not None and cached[0] == digest:
             current = cached[1].copy()
         else:
-            current = parse_note(data.decode("utf-8"), path=path, fallback_id=note_id)
+            current = parse_note(data.decode("utf-8"), path=path, fallback_id=note_id, date_order=self.vault.date_order)
         new = change(current.copy())
         if new == current:
             return current, None

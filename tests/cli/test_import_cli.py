@@ -183,10 +183,12 @@ def test_python_api(memory, tmp_path):
 
 
 def test_api_defer(vault, tmp_path):
+    from amem_cli.llm.fake import ScriptedLLM, schema_example
+
     path = jsonl(tmp_path / "d.jsonl", {"content": "queued"})
-    with AgentMemory(vault, embedder="fake") as mem:
+    with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=schema_example)) as mem:  # a model's work is queued
         report = mem.import_file(path, defer=True)
-        assert mem.process() == report.ids
+        assert report.queued == 1 and mem.process() == report.ids
 
 
 def test_one_markdown_file_and_a_folder_inside_the_vault(run, vault, tmp_path):

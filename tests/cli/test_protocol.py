@@ -1,6 +1,7 @@
 """The warm server's protocol (`server/protocol.py`): every operation of the façade
-round-trips through a real server's socket; a bad request gets an error reply, never a
-crash; an import streams its progress; and serving needs neither Typer nor the CLI."""
+round-trips through a real server's socket, its request and result of the types of
+`amem_cli.wire`; a bad request gets an error reply, never a crash; an import streams its
+progress; and serving needs neither Typer nor the CLI."""
 
 from __future__ import annotations
 
@@ -12,8 +13,13 @@ import sys
 import pytest
 from conftest import fake_server, wait_until
 
-from amem_cli.operations import OPERATIONS
+from amem_cli.records import decode, encode
 from amem_cli.server.client import call
+from amem_cli.wire import (
+    PROTOCOL, REQUESTS, Add, AddMany, AddNote, Block, Boxes, CancelQueued, Config, Doctor, Edit, Edited, Evolve, Graph,
+    History, Import, Ingest, ListNotes, NoteFile, Process, Queue, Reindex, Remove, Search, Show, Stats, Sync, Undo,
+    VaultStatus,
+)
 
 # A server in a process of its own that never imported the CLI; when it stops it prints
 # which of the CLI's modules serving made it import. (Not click or rich: chromadb imports
@@ -36,10 +42,17 @@ class Served:
         assert wait_until(lambda: (vault / ".amem" / "server.json").exists() or self.proc.poll() is not None, timeout=120)
         assert self.proc.poll() is None, self.proc.communicate()
 
-    def ask(self, op: str, args: dict, events: list | None = None) -> dict:
-        env = {k: v for k, v in {**os.environ, **ENV}.items() if k.startswith("AMEM_")}  # as the CLI sends it
-        request = {"op": op, "args": args, "settings": {"flags": {}, "env": env, "dir": str(self.vault)}}
+    def ask(self, op: str, args, events: list | None = None, protocol: int | None = PROTOCOL) -> dict:
+        """The raw reply to a request of `op` with the JSON `args`, as the CLI sends it."""
+        env = {k: v for k, v in {**os.environ, **ENV}.items() if k.startswith("AMEM_")}
+        request = {"op": op, "args": args, "settings": {"flags": {}, "env": env, "dir": str(self.vault)}, "protocol": protocol}
         return call(self.vault / ".amem", request, timeout=60, on_event=None if events is None else events.append)
+
+    def result(self, request):
+        """The result of a typed request, read into its type."""
+        reply = self.ask(request.op, encode(request))
+        assert "result" in reply, (request, reply)
+        return decode(request.result, reply["result"])
 
     def stop(self) -> list[str]:
         """The modules of the CLI the server imported."""
@@ -61,47 +74,61 @@ def served(vault):
 
 
 def test_every_operation_round_trips_through_the_socket(served, tmp_path):
-    added = served.ask("add", {"content": "Walruses sleep in the water", "tags": ["sea"], "boxes": ["animals"]})
+    added = served.ask("add", encode(Add("Walruses sleep in the water", tags=["sea"], boxes=["animals"])))
     note_id = added["result"]["id"]
-    assert added["warnings"] == [] and (served.vault / f"{note_id}.md").exists()
+    assert added["warnings"] == [] and added["protocol"] == PROTOCOL and (served.vault / f"{note_id}.md").exists()
     (tmp_path / "more.jsonl").write_text('{"content": "an imported walrus"}\n', encoding="utf-8")
-    # Each operation with arguments as the CLI sends them, and what its result must show.
-    checks = {
-        "add": (None, None),  # above
-        "show": ({"id": note_id}, lambda r: r["id"] == note_id and r["tags"] == ["sea"]),
-        "list": ({"limit": 5}, lambda r: [n["id"] for n in r] == [note_id]),
-        "search": ({"query": "walruses", "mode": "keyword"}, lambda r: r[0]["id"] == note_id and "score" in r[0]),
-        "context": ({"query": "walruses", "max_tokens": 500}, lambda r: r["notes"] == [note_id] and "Walruses" in r["context"]),
-        "boxes": ({}, lambda r: r == [{"box": "animals", "notes": 1}]),
-        "history": ({"id": note_id}, lambda r: r == []),
-        "evolve": ({"id": note_id, "dry_run": True}, lambda r: r["note"] == note_id and r["dry_run"] is True),
-        "process": ({}, lambda r: "processed" in r and "queued" in r),
-        "queue": ({}, lambda r: r["jobs"] == [] and r["summary"]["queued"] == 0),
-        "queue_cancel": ({}, lambda r: r == {"cancelled": [], "running": [], "not_queued": []}),
-        "stats": ({}, lambda r: r["notes"] == 1),
-        "graph": ({"format": "json"}, lambda r: r["nodes"] == 1 and json.loads(r["text"])),
-        "vault_status": ({}, lambda r: r["status"]["notes"] == 1 and r["read_only"] is False),
-        "doctor": ({}, lambda r: r["report"]["ok"] and r["for_a_person"] is False),
-        "config": ({}, lambda r: r["embedder"] == "fake"),
-        "ingest": ({"transcripts": [["talk.txt", "user: walruses again, at length\n"]]},
-                   lambda r: r[0]["name"] == "talk.txt" and r[0]["ingested"] == 1),
-        "import": ({"path": str(tmp_path / "more.jsonl")}, lambda r: r["imported"] == 1 and r["skipped"] == 0),
-        "reindex": ({}, lambda r: r["notes"] == 3 and r["errors"] == []),
-        "undo": ({"id": note_id}, None),  # no revision: an error reply, below
-        "rm": ({"ids": [note_id]}, lambda r: r == {"removed": [note_id], "recoverable": True}),
-    }
-    assert set(checks) == set(OPERATIONS), "an operation the server serves is not tested here"
-    for op, (args, check) in checks.items():
-        if args is None:
+    # Each operation's request as the CLI sends it, and what its result (read into its type) must show.
+    checks = [
+        (Add, None),  # above
+        (Show(note_id), lambda r: r.id == note_id and r.tags == ["sea"] and r.related is None),
+        (ListNotes(limit=5), lambda r: [n.id for n in r] == [note_id]),
+        (NoteFile(note_id), lambda r: r.startswith("---\n") and "Walruses sleep in the water" in r),
+        (Edit(note_id), lambda r: r == str(served.vault.resolve() / f"{note_id}.md")),
+        (Edited(note_id), lambda r: r.id == note_id),
+        (Search("walruses", mode="keyword"), lambda r: r[0].id == note_id and r[0].score > 0),
+        (Block("walruses", max_tokens=500), lambda r: r.notes == [note_id] and "Walruses" in r.context),
+        (Boxes(), lambda r: [(b.box, b.notes) for b in r] == [("animals", 1)]),
+        (History(note_id), lambda r: r == []),
+        (Evolve(note_id, dry_run=True), lambda r: r.note == note_id and r.dry_run is True),
+        (Process(), lambda r: r.processed == [] and r.queued == 0),
+        (Queue(), lambda r: r.jobs == [] and r.summary.queued == 0),
+        (CancelQueued(), lambda r: (r.cancelled, r.running, r.not_queued) == ([], [], [])),
+        (Stats(), lambda r: r.notes == 1),
+        (Graph(format="json"), lambda r: r.nodes == 1 and json.loads(r.text)),
+        (VaultStatus(), lambda r: r.status.notes == 1 and r.read_only is False),
+        (Doctor(), lambda r: r.report.ok and r.for_a_person is False),
+        (Config(), lambda r: r["embedder"] == "fake"),
+        (Sync(), lambda r: r.errors == []),
+        (Ingest([["talk.txt", "user: walruses again, at length\n"]]), lambda r: r[0].name == "talk.txt" and len(r[0].ids) == 1),
+        (Import(str(tmp_path / "more.jsonl")), lambda r: len(r.ids) == 1 and r.skipped == 0),
+        (AddMany([{"content": "a walrus pup"}, {"content": "its mother"}]), lambda r: r[0].next == r[1].id),
+        (AddNote({"id": "hand-built", "content": "a walrus built in Python"}), lambda r: r.id == "hand-built"),
+        (Reindex(), lambda r: r.notes == 6 and r.errors == []),
+        (Undo(note_id), None),  # no revision: an error reply, below
+        (Remove([note_id]), lambda r: (r.removed, r.recoverable) == ([note_id], True)),
+    ]
+    served_ops = {request.op for request, _ in checks}
+    assert served_ops == {op for op, kind in REQUESTS.items() if kind.served}, "an operation the server serves is not tested here"
+    for request, check in checks:
+        if check is None and request is Add:
             continue
-        reply = served.ask(op, args)
         if check is None:
+            reply = served.ask(request.op, encode(request))
             assert reply["error"]["exit_code"] == 2 and "no revision" in reply["error"]["message"], reply
             continue
-        assert "result" in reply, (op, reply)
-        assert check(reply["result"]), (op, reply)
+        assert check(served.result(request)), request
     assert not (served.vault / f"{note_id}.md").exists()
     assert served.ask("show", {"id": note_id})["error"]["exit_code"] == 3
+
+
+def test_a_client_of_another_version_is_told_to_work_alone(served):
+    """A client from before versions (or of another one) is answered with a retry: it
+    does the command in its own process, and stops this server; nothing is done here."""
+    for protocol in (None, PROTOCOL + 1):
+        reply = served.ask("add", {"content": "a note from another amem"}, protocol=protocol)
+        assert reply == {"protocol": PROTOCOL, "retry": "settings", "warnings": []}
+    assert not list(served.vault.glob("*.md"))
 
 
 def test_unknown_operations_and_bad_arguments_get_error_replies(served):
@@ -109,6 +136,7 @@ def test_unknown_operations_and_bad_arguments_get_error_replies(served):
         ("launch", {}, "unknown operation"),
         ("serve", {}, "unknown operation"),  # the CLI's own commands are no operations
         ("search", {"query": 5}, "'query' cannot be 5"),
+        ("search", {"query": "x", "floor": "yes"}, "'floor' cannot be 'yes'"),
         ("search", {"query": "x", "limit": True}, "'limit' cannot be True"),
         ("list", {"tags": "sea"}, "'tags' cannot be 'sea'"),
         ("show", {}, "needs 'id'"),
@@ -134,9 +162,8 @@ def test_an_import_streams_its_progress_before_the_reply(served, tmp_path):
 
 def test_serving_operations_imports_neither_typer_nor_the_cli(served):
     note_id = served.ask("add", {"content": "a note about puffins"})["result"]["id"]
-    for op, args in [("show", {"id": note_id}), ("search", {"query": "puffins"}), ("graph", {"format": "html"}),
-                     ("doctor", {}), ("vault_status", {}), ("stats", {}), ("reindex", {})]:
-        assert "result" in served.ask(op, args), op
+    for request in [Show(note_id), Search("puffins"), Graph(format="html"), Doctor(), VaultStatus(), Stats(), Reindex()]:
+        assert served.result(request) is not None, request
     assert served.ask("launch", {})["error"]
     assert served.stop() == []
 

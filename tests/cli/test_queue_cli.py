@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import index_rows
+from conftest import index_rows, internals
 
 from amem_cli.cli import confirm
 from amem_cli.markdown import parse_note
@@ -72,7 +72,7 @@ def test_queue_lists_the_jobs_and_status_shows_them_with_the_time_left(run, vaul
     assert [j["id"] for j in listed["jobs"]] == ids and {j["state"] for j in listed["jobs"]} == {"queued"}
     assert listed["summary"] == {"queued": 3, "running": 0, "failed": 0, "seconds_per_job": None, "seconds_left": None}
     # The first job fails once (as a model that would not load): it goes behind the others.
-    queue = memory._c.notes.pipeline.queue
+    queue = internals(memory).notes.pipeline.queue
     assert queue.claim() == ids[0]
     queue.release(ids[0], "LLMError: the model file is gone")
     listed = json.loads(run("queue", "--json").stdout)
@@ -108,7 +108,7 @@ def test_cancel_drops_jobs_and_the_notes_keep_their_deterministic_fields(run, va
 
 def test_cancel_leaves_a_job_in_a_workers_hands(run, vault, memory):
     note_id = _add(run, "a note in hand").stdout.strip()
-    assert memory._c.notes.pipeline.queue.claim() == note_id  # this process holds it, as a worker would
+    assert internals(memory).notes.pipeline.queue.claim() == note_id  # this process holds it, as a worker would
     result = json.loads(run("queue", "cancel", "--all", "--json").stdout)
     assert result == {"cancelled": [], "running": [note_id], "not_queued": []}
     assert json.loads(run("queue", "--json").stdout)["jobs"][0]["state"] == "running"

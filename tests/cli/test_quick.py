@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from amem_cli.cli import quick
 from amem_cli.cli.app import app
 from amem_cli.cli.session import Session
+from amem_cli.records import decode
 
 ROOT = typer.main.get_command(app)
 
@@ -52,14 +53,21 @@ def test_the_global_options_are_the_root_commands():
     assert _spec_options(quick.GLOBAL) == declared
 
 
+def note(**fields) -> dict:
+    """A note's JSON (`wire.NoteResult`)."""
+    return {"id": "n1", "content": "Alice likes tea", "keywords": [], "tags": [], "context": "", "created_at": None,
+            "updated_at": None, "links": [], "backlinks": [], "previous": None, "next": None, "boxes": [], "metadata": {},
+            **fields}
+
+
+# What each operation answers, as the server's reply carries it.
 RESULTS = {
-    "search": [{"id": "n1", "created_at": "2024-05-08T13:56:00+00:00", "score": 0.5, "content": "Alice likes [bold] tea",
-                "context": "A drink.", "sources": {"semantic": {"rank": 1, "score": 0.5}}}],
-    "context": {"context": "Memory:\n- Alice likes tea"},
-    "add": {"id": "n2", "content": "x", "queued": 1},
-    "show": {"id": "n1", "created_at": None, "keywords": ["tea"], "tags": [], "boxes": ["drinks"], "context": "",
-             "links": ["n3"], "backlinks": [], "metadata": {"k": "v"}, "content": "Alice likes tea"},
-    "list": [{"id": "n1", "created_at": "2024-05-08T13:56:00+00:00", "content": "Alice likes tea", "tags": ["drink"]}],
+    "search": [note(created_at="2024-05-08T13:56:00+00:00", score=0.5, content="Alice likes [bold] tea", context="A drink.",
+                    sources={"semantic": {"rank": 1, "score": 0.5}})],
+    "block": {"query": "what now", "context": "Memory:\n- Alice likes tea", "tokens": 7, "notes": ["n1"]},
+    "add": note(id="n2", content="x", queued=1),
+    "show": note(keywords=["tea"], boxes=["drinks"], links=["n3"], metadata={"k": "v"}, related={"n3": "Bob likes coffee"}),
+    "list": [note(created_at="2024-05-08T13:56:00+00:00", tags=["drink"])],
 }
 
 SAME = [
@@ -85,12 +93,12 @@ SAME = [
 
 @pytest.fixture
 def calls(monkeypatch):
-    """Each operation called (global options, op, args); it answers from RESULTS."""
+    """Each operation called (global options, request); it answers from RESULTS."""
     seen: list[tuple] = []
 
-    def call(self, op, args, progress=None):
-        seen.append((self.flags, op, args))
-        return RESULTS[op]
+    def call(self, request, progress=None):
+        seen.append((self.flags, request))
+        return decode(request.result, RESULTS[request.op])
 
     monkeypatch.setattr(Session, "call", call)
     return seen
@@ -104,6 +112,7 @@ def test_both_readers_make_the_same_call_and_print_the_same(argv, calls, capsys)
     typer_res = CliRunner().invoke(app, argv)
     assert len(calls) in (0, 2) and calls[:1] == calls[1:]  # (none: an error before the call)
     assert (code, quick_out.out, quick_out.err) == (typer_res.exit_code, typer_res.stdout, typer_res.stderr)
+    assert code in (0, 2) and "internal error" not in quick_out.err, quick_out.err  # a result printed, or a usage error
 
 
 @pytest.mark.parametrize("argv", [

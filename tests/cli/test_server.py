@@ -14,6 +14,8 @@ import time
 import pytest
 from conftest import fake_server, index_rows, served, wait_until
 
+from amem_cli.wire import PROTOCOL
+
 SERVER = {"AMEM_SERVER": "auto", "AMEM_EMBEDDER": "fake"}
 
 
@@ -265,7 +267,7 @@ def test_malformed_requests_get_errors_and_the_server_serves_on(amem, vault):
     sock = vault / ".amem" / "server.sock"
     env = {**{k: v for k, v in os.environ.items() if k.startswith("AMEM_")}, **SERVER}  # as the CLI sends it
     settings = {"flags": {}, "env": env, "dir": str(vault)}
-    valid = json.dumps({"op": "show", "args": {"id": note_id}, "settings": settings}).encode() + b"\n"
+    valid = json.dumps({"op": "show", "args": {"id": note_id}, "settings": settings, "protocol": PROTOCOL}).encode() + b"\n"
     bad = {
         "garbage bytes": bytes(range(256)) * 4 + b"\n",
         "not UTF-8": b'{"op": "\xff\xfe"}\n',
@@ -279,7 +281,7 @@ def test_malformed_requests_get_errors_and_the_server_serves_on(amem, vault):
         "nothing at all": b"",
     }
     # Well-formed but for one field (the rest as the CLI sends it, so the server gets that far).
-    base = {"op": "list", "args": {}, "settings": settings}
+    base = {"op": "list", "args": {}, "settings": settings, "protocol": PROTOCOL}
     for what, change in {
         "args not an object": {"args": ["list"]},
         "an argument of the wrong type": {"args": {"limit": "ten"}},
@@ -291,7 +293,8 @@ def test_malformed_requests_get_errors_and_the_server_serves_on(amem, vault):
         "a flag the CLI has not": {"settings": {**settings, "flags": {"--dir": str(vault)}}},
         "a command that would take the server over": {"op": "serve"},
         "a command that would serve MCP on the server's stdio": {"op": "mcp"},
-        "a command that would open an editor in the server": {"op": "edit", "args": {"id": note_id}},
+        "a command that would open an editor in the server": {"op": "edit_note", "args": {"id": note_id}},
+        "an operation done in the command's own process": {"op": "init", "args": {}},
     }.items():
         bad[what] = json.dumps({**base, **change}).encode() + b"\n"
     for what, data in bad.items():

@@ -103,8 +103,8 @@ def test_api_against_server(vault, chroma_server):
     # Rebuild from the files: the server's collection is emptied and refilled.
     shutil.rmtree(vault / ".amem")
     with AgentMemory(vault, embedder="fake", chroma_url=chroma_server) as mem:
-        report = mem._c.indexer.reindex()
-        assert report.added == 2 and not report.errors
+        report = mem.reindex()
+        assert report.notes == 2 and not report.errors
         assert _server_collections(chroma_server)[mine[0]] == 2
         assert mem.search("bees", mode="semantic")[0].note.id == c.id
 

@@ -14,7 +14,7 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.llm import LLMError, make_llm
 from amem_cli.llm.llamacpp import default_model_path
-from conftest import free_port
+from conftest import free_port, internals
 
 pytestmark = pytest.mark.integration
 
@@ -60,10 +60,10 @@ def llm_server(tmp_path_factory):
 def test_notes_are_built_linked_and_evolved_through_the_endpoint(llm_server, tmp_path):
     with AgentMemory(tmp_path / "v", embedder="fake", llm="openai", llm_url=llm_server, link_threshold=0.0,
                      model_fields="all") as mem:  # every step through the endpoint
-        assert mem._c.llm.identity.startswith(f"openai:{llm_server}")
+        assert internals(mem).llm.identity.startswith(f"openai:{llm_server}")
         a = mem.add("We run long Postgres migrations at night so that table locks never block a deploy.")
         b = mem.add("The deploy failed because the Postgres migration locked the users table.")
-        stats = mem._c.notes.pipeline.stats
+        stats = internals(mem).notes.pipeline.stats
         assert stats.llm_calls >= 3  # one builds each note (its boxes too), one lets the note b links evolve
         for note in (a, b):
             assert note.keywords and note.tags and note.context and note.boxes

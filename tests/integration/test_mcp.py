@@ -8,6 +8,7 @@ import os
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
+from conftest import facade_on, internals
 
 TOOLS = {"add_memory", "search_memory", "get_note", "build_context", "list_boxes"}
 
@@ -100,13 +101,11 @@ def test_unexpected_errors_are_tool_errors(vault, monkeypatch):
 
     from mcp import Client
 
-    from amem_cli.config import load_settings
-    from amem_cli.container import Container
     from amem_cli.mcp_tools import build
     from amem_cli.server.worker import Turn
 
-    c = Container(load_settings(dir=str(vault), embedder="fake"))
-    server = build(c, Turn(), threading.Event())
+    facade = facade_on(vault, llm=None)
+    server = build(facade, Turn(), threading.Event())
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
@@ -116,7 +115,7 @@ def test_unexpected_errors_are_tool_errors(vault, monkeypatch):
             added = await client.call_tool("add_memory", {"content": "Kept through a failing search."})
             assert not added.is_error
             with monkeypatch.context() as m:
-                m.setattr(c.search, "search", broken)
+                m.setattr(internals(facade).search, "search", broken)
                 failed = await client.call_tool("search_memory", {"query": "kept"})
             assert failed.is_error and "internal error: RuntimeError: boom" in failed.content[0].text
             found = await client.call_tool("search_memory", {"query": "kept"})
@@ -125,7 +124,7 @@ def test_unexpected_errors_are_tool_errors(vault, monkeypatch):
     try:
         asyncio.run(run())
     finally:
-        c.close()
+        facade.close()
 
 
 def test_tools_answer_json_even_when_nothing_is_found(vault):
@@ -136,13 +135,11 @@ def test_tools_answer_json_even_when_nothing_is_found(vault):
 
     from mcp import Client
 
-    from amem_cli.config import load_settings
-    from amem_cli.container import Container
     from amem_cli.mcp_tools import build
     from amem_cli.server.worker import Turn
 
-    c = Container(load_settings(dir=str(vault), embedder="fake", llm="none"))
-    server = build(c, Turn(), threading.Event())
+    facade = facade_on(vault)
+    server = build(facade, Turn(), threading.Event())
 
     def said(reply) -> str:
         assert not reply.is_error and len(reply.content) == 1 and reply.content[0].text
@@ -171,4 +168,4 @@ def test_tools_answer_json_even_when_nothing_is_found(vault):
     try:
         asyncio.run(run())
     finally:
-        c.close()
+        facade.close()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import internals
 from typer.testing import CliRunner
 
 from amem_cli import AgentMemory
@@ -207,7 +208,7 @@ def test_vectors_of_either_backend_share_one_index(onnx_embedder, vault):
         pasta = mem.add("To cook spaghetti, boil salted water, add the noodles and simmer them for nine minutes.")
         mem.add("Through the telescope Saturn's rings and four of Jupiter's moons were clearly visible.")
     with AgentMemory(vault) as mem:
-        assert isinstance(mem._c.embedder, OnnxEmbedder)
+        assert isinstance(internals(mem).embedder, OnnxEmbedder)
         hits = mem.search("how long should I cook noodles", mode="semantic")
         assert hits[0].note.id == pasta.id
 

@@ -8,7 +8,7 @@ import shutil
 import sqlite3
 
 import pytest
-from conftest import KEPT
+from conftest import KEPT, internals
 from typer.testing import CliRunner
 
 from amem_cli import AgentMemory
@@ -96,12 +96,12 @@ def test_default_embedder_is_the_real_one(isolated_env, tmp_path):
 def test_index_records_model_identity(corpus_vault):
     mem, ids = corpus_vault
     assert _stored_identity(mem.path) == IDENTITY
-    assert mem._c.embedder.identity == IDENTITY
-    assert mem._c.index.embedded_count() == len(CORPUS)
+    assert internals(mem).embedder.identity == IDENTITY
+    assert mem.status().embedded == len(CORPUS)
     # A note the model wrote fields of has a second vector, of the note without them.
     second = {i + OWN_WORDS for i in ids.values() if mem.get(i).generated}
-    assert set(mem._c.vectors.ids()) == set(ids.values()) | second
-    st = mem._c.indexer.status("local")
+    assert set(internals(mem).vectors.ids()) == set(ids.values()) | second
+    st = mem.status()
     assert (st.embedding_model, st.embedding_dimensions) == ("sentence-transformers/all-MiniLM-L6-v2", 384)
 
 
@@ -130,7 +130,7 @@ def test_real_vectors_are_unit_length(corpus_vault):
     mem, _ = corpus_vault
     import math
 
-    vectors = mem._c.embedder.embed(["a sentence", "another one, longer than the first"])
+    vectors = internals(mem).embedder.embed(["a sentence", "another one, longer than the first"])
     assert len(vectors) == 2 and all(len(v) == 384 for v in vectors)
     assert all(abs(math.sqrt(sum(x * x for x in v)) - 1.0) < 1e-4 for v in vectors)
 
@@ -173,7 +173,7 @@ def test_switching_embedder_needs_reindex(corpus_vault, tmp_path):
     with AgentMemory(vault, embedder="sentence-transformers") as mem:
         with pytest.raises(IndexMismatchError):
             mem.search("noodles", mode="semantic")
-        mem._c.indexer.reindex()
+        mem.reindex()
         assert _stored_identity(vault) == IDENTITY
         assert mem.search("how long should I cook noodles", mode="semantic")[0].note.tags == ["pasta"]
 

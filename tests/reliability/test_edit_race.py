@@ -18,6 +18,7 @@ from amem_cli.errors import ConflictError
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
 
 from edit_race import race  # noqa: E402
+from conftest import internals
 
 
 def test_an_editor_saving_while_the_server_links_its_note_loses_no_save(vault):
@@ -39,7 +40,7 @@ def save_by_rename(path: Path, text: str) -> None:
 def test_a_save_while_amem_makes_its_version_durable_is_kept_and_amem_redoes_its_change(memory, monkeypatch):
     """The moment fe90fbb lost saves in: after the unchanged-check, before the rename."""
     note = memory.add("The keeper's first log entry.", tags=["log"])
-    path = memory.path / memory._c.notes.path_of(note.id)
+    path = memory.path / f"{note.id}.md"
     person = path.read_text(encoding="utf-8").replace("first log entry", "first log entry, corrected by hand")
     fsync, saved = os.fsync, []
 
@@ -49,7 +50,7 @@ def test_a_save_while_amem_makes_its_version_durable_is_kept_and_amem_redoes_its
         fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync_after_a_save)
-    memory._c.notes.update(note.id, lambda n: replace(n, tags=[*n.tags, "weather"]), embed=False)
+    internals(memory).notes.update(note.id, lambda n: replace(n, tags=[*n.tags, "weather"]), embed=False)
     monkeypatch.undo()
     assert saved
     text = path.read_text(encoding="utf-8")
@@ -64,12 +65,12 @@ def test_a_save_in_place_under_way_is_never_replaced(memory):
     amem's version must not take the file's place meanwhile, or the save goes into a file
     that is no longer the note's."""
     note = memory.add("The keeper's log, before the storm.")
-    path = memory.path / memory._c.notes.path_of(note.id)
+    path = memory.path / f"{note.id}.md"
     person = path.read_bytes().replace(b"before the storm", b"after the storm, saved in place")
     with open(path, "r+b") as editor:
         editor.truncate(0)
         with pytest.raises(ConflictError, match="is being saved by another program"):
-            memory._c.notes.update(note.id, lambda n: replace(n, tags=["storm"]), embed=False)
+            internals(memory).notes.update(note.id, lambda n: replace(n, tags=["storm"]), embed=False)
         editor.write(person)
     assert path.read_bytes() == person
     assert [p.name for p in memory.path.iterdir() if p.name.endswith(".tmp")] == []
@@ -78,17 +79,17 @@ def test_a_save_in_place_under_way_is_never_replaced(memory):
 def test_a_rewritten_note_keeps_its_mode_and_a_new_note_gets_what_an_editor_gives(memory):
     """Finding 7: a note file's mode 0664 became 0600 once amem rewrote it."""
     note = memory.add("A note a group shares.")
-    path = memory.path / memory._c.notes.path_of(note.id)
+    path = memory.path / f"{note.id}.md"
     for mode in (0o664, 0o640):
         path.chmod(mode)
-        memory._c.notes.update(note.id, lambda n: replace(n, tags=[*n.tags, f"m{mode:o}"]), embed=False)
+        internals(memory).notes.update(note.id, lambda n: replace(n, tags=[*n.tags, f"m{mode:o}"]), embed=False)
         assert path.stat().st_mode & 0o7777 == mode
     old = os.umask(0o002)
     try:
         added = memory.add("A note added under umask 002.")
     finally:
         os.umask(old)
-    assert (memory.path / memory._c.notes.path_of(added.id)).stat().st_mode & 0o7777 == 0o664
+    assert (memory.path / f"{added.id}.md").stat().st_mode & 0o7777 == 0o664
 
 
 def test_an_evolution_that_meets_a_save_gives_way_and_the_add_goes_on(vault, monkeypatch):
@@ -107,7 +108,7 @@ def test_an_evolution_that_meets_a_save_gives_way_and_the_add_goes_on(vault, mon
 
     with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=reply), link_threshold=0.0) as mem:
         old = mem.add("The lighthouse keeper logs the weather.", context="The keeper's log.")
-        path = mem.path / mem._c.notes.path_of(old.id)
+        path = mem.path / f"{old.id}.md"
         fsync, saved = os.fsync, []
 
         def fsync_after_a_save(fd):  # when amem makes the evolved version of the old note durable
@@ -124,4 +125,4 @@ def test_an_evolution_that_meets_a_save_gives_way_and_the_add_goes_on(vault, mon
         assert "twice a day" in kept.content and kept.context == "The keeper's log."
         assert kept.backlinks == [new.id] and mem.get(new.id).links == [old.id]
         # No evolution: only the fields amem derived (keywords, tags), derived again from the new text.
-        assert [r["cause"] for r in mem._c.notes.history(old.id)] == ["edit"]
+        assert [r.cause for r in mem.history(old.id)] == ["edit"]

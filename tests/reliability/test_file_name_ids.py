@@ -156,6 +156,6 @@ def test_ids_do_not_depend_on_the_order_files_come_in(tmp_path, seed):
         mem.sync()
         synced = _indexed(vault)
         assert sorted(synced) == sorted(present)
-        mem._c.indexer.reindex()
+        mem.reindex()
         assert _indexed(vault) == synced
         assert mem.doctor().ok

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from amem_cli import AgentMemory
 from amem_cli.errors import UsageError
+from conftest import internals
 
 PIECES = [
     '"', "'", '""', "NEAR", "NEAR(", "NEAR/2", "AND", "OR", "NOT", "*", "^", ":", "(", ")", "-", "+", "{", "}", "[",
@@ -72,7 +73,7 @@ def test_keyword_search_finds_the_note_holding_the_query(mem, text, data):
 def test_counting_the_notes_of_any_keyword_never_raises(mem, words):
     """Link candidates come from keywords the notes of a vault do not all share; the
     keywords are anyone's text."""
-    assert set(mem._c.index.uncommon(words, 1)) <= set(words)
+    assert set(internals(mem).index.uncommon(words, 1)) <= set(words)
 
 
 def test_a_keyword_more_notes_share_than_allowed_is_common(tmp_path):
@@ -80,6 +81,6 @@ def test_a_keyword_more_notes_share_than_allowed_is_common(tmp_path):
         for n in range(3):
             m.add(f"Walrus sighting number {n} on the ice.", keywords=["walrus"])
         m.add("A narwhal surfaced near the walrus colony.", keywords=["narwhal"])
-        index = m._c.index
+        index = internals(m).index
         assert index.uncommon(["walrus", "narwhal", "orca"], 2) == ["narwhal", "orca"]
         assert index.uncommon(["walrus"], 4) == ["walrus"]  # 4 notes hold it: not more than 4

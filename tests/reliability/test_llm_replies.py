@@ -19,6 +19,7 @@ from amem_cli.markdown import parse_note
 from amem_cli.steps import construct, decide_evolution
 from amem_cli.steps.evolve import MAX_TAGS, Neighbour, NewNote
 
+
 REPLIES = replies()
 SECONDS_PER_REPLY = 5.0  # generous for a loaded CI machine: the slowest took 88 s before replies were cut to their budget
 
@@ -77,8 +78,8 @@ def _body(path) -> bytes:
 
 def test_add_stores_the_note_through_every_reply_and_changes_only_whitelisted_fields(neighbourhood):
     mem, holder = neighbourhood
-    (first,) = mem._c.index.ids()
-    path = mem.path / mem._c.notes.path_of(first)
+    (first,) = [n.id for n in mem.notes()]
+    path = mem.path / f"{first}.md"
     original, original_body = parse_note(path.read_text(encoding="utf-8")), _body(path)
     before, evolved = original, 0
     for n, (kind, raw) in enumerate(REPLIES):
@@ -104,4 +105,4 @@ def test_add_stores_the_note_through_every_reply_and_changes_only_whitelisted_fi
         before = now
         mem.delete(note.id)  # keep the vault at one neighbour, so each reply meets it
     assert evolved > 0  # the grounded replies did get through: the checks above saw real changes
-    assert len(mem._c.index.revisions(first)) == evolved  # each change is a recorded, undoable revision
+    assert len(mem.history(first)) == evolved  # each change is a recorded, undoable revision

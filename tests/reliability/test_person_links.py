@@ -21,6 +21,7 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.models import Note
+from conftest import internals
 
 VAULT = {
     "Project Plan.md": "# Project Plan\n\nThe launch of the walnut orchard app, step by step.\n\n## Goals\n\nShip by June.\n",
@@ -100,7 +101,7 @@ def test_an_obsidian_vault_is_consistent_and_its_links_are_the_graph(obsidian, r
 def test_the_search_graph_list_reaches_a_note_by_its_name(obsidian):
     with AgentMemory(obsidian, embedder="fake") as mem:
         mem.sync()
-        search = mem._c.search
+        search = internals(mem).search
         # The walk from the meeting note alone (a search's graph list, seeded by one hit).
         reached = dict(search._graph({"Meeting-2024-05-01": 1.0}, 50, None))
         assert {"Project-Plan", "budget-2024", "Alice-Smith"} <= set(reached)

@@ -14,9 +14,22 @@ import time
 import pytest
 
 from amem_cli import AgentMemory
+from amem_cli.llm.fake import ScriptedLLM, schema_example
 from amem_cli.services.jobs import JobQueue
+from conftest import internals, queued
 
 JOBS = 40
+
+
+def with_a_model(vault) -> AgentMemory:
+    """A memory whose writes queue the model's work (with no model there is none to queue)."""
+    return AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=schema_example))
+
+
+@pytest.fixture
+def memory(vault):
+    with with_a_model(vault) as mem:
+        yield mem
 
 # A processor that waits at a barrier (so both work the queue at the same moment), then
 # works it through the same service `amem process` calls, and prints what it did.
@@ -35,7 +48,7 @@ PROCESSOR = textwrap.dedent(
 
 
 def test_two_processes_do_every_job_exactly_once(vault, tmp_path):
-    with AgentMemory(vault, embedder="fake", llm="none") as mem:
+    with with_a_model(vault) as mem:
         ids = [n.id for n in mem.add_many([{"content": f"note {i} about glacier number {i}"} for i in range(JOBS)], defer=True)]
     go = tmp_path / "go"
     procs, readies = [], []
@@ -59,7 +72,7 @@ def test_two_processes_do_every_job_exactly_once(vault, tmp_path):
     assert sorted(first + second) == sorted(ids) and len(first + second) == JOBS
     assert first and second, done  # both took part (else this test proved nothing)
     with AgentMemory(vault, embedder="fake", llm="none") as mem:
-        assert mem._c.index.queued() == []
+        assert queued(mem) == []
         assert all("amem_queued" not in mem.get(i).metadata for i in ids)
         assert mem.doctor().ok
 
@@ -77,9 +90,9 @@ HOLDER = textwrap.dedent(
 
 
 def test_a_killed_workers_job_goes_to_the_next(vault):
-    with AgentMemory(vault, embedder="fake", llm="none") as mem:
+    with with_a_model(vault) as mem:
         a, b = (n.id for n in mem.add_many([{"content": "first"}, {"content": "second"}], defer=True))
-        index = mem._c.index
+        index = internals(mem).index
         holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(vault / ".amem" / "index.db")],
                                   stdout=subprocess.PIPE, text=True)
         try:
@@ -98,7 +111,7 @@ def test_a_killed_workers_job_goes_to_the_next(vault):
 
 def test_an_expired_lease_is_taken_over(memory):
     a = memory.add("first", defer=True).id
-    index = memory._c.index
+    index = internals(memory).index
     with index.transaction():  # held by a live worker elsewhere whose lease ran out
         index.db.execute("UPDATE jobs SET claimed_by = 'other-host:1:1', lease_until = ?", [time.time() - 1])
     assert [n for n, _ in JobQueue(index).expired()] == [a]
@@ -107,7 +120,7 @@ def test_an_expired_lease_is_taken_over(memory):
 
 def test_a_failed_job_is_given_back(memory, monkeypatch):
     a = memory.add("first", defer=True).id
-    pipeline = memory._c.notes.pipeline
+    pipeline = internals(memory).notes.pipeline
 
     def broken(note):
         raise RuntimeError("model crashed")
@@ -115,4 +128,4 @@ def test_a_failed_job_is_given_back(memory, monkeypatch):
     monkeypatch.setattr(pipeline, "_complete", broken)
     with pytest.raises(RuntimeError):
         memory.process()
-    assert memory._c.index.claims() == [] and memory._c.index.queued() == [a]
+    assert internals(memory).index.claims() == [] and queued(memory) == [a]

@@ -73,7 +73,7 @@ class VaultMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.expected)
     @rule(data=st.data())
     def evolve(self, data):
-        self.mem._c.notes.pipeline.revisit(self._pick(data))
+        self.mem.evolve(self._pick(data))
 
     @precondition(lambda self: self.expected)
     @rule(data=st.data())
@@ -84,7 +84,7 @@ class VaultMachine(RuleBasedStateMachine):
 
     @rule()
     def reindex(self):
-        self.mem._c.indexer.reindex()
+        self.mem.reindex()
 
     # -- a person -----------------------------------------------------------------
     @precondition(lambda self: self.expected)
@@ -140,7 +140,7 @@ class VaultMachine(RuleBasedStateMachine):
             elif op == "add_many":
                 self.mem.add_many([{"content": t} for t in texts])
             elif op == "evolve":
-                self.mem._c.notes.pipeline.revisit(target)
+                self.mem.evolve(target)
             else:
                 self.mem.delete(target)
         except Crash:

@@ -10,6 +10,7 @@ import stat
 import pytest
 
 from amem_cli.server.client import ask, socket_path
+from amem_cli.wire import Add
 
 
 def _mode(path) -> int:
@@ -47,5 +48,5 @@ def test_no_socket_in_a_runtime_folder_that_is_not_private(deep_vault, tmp_path,
         socket_path(deep_vault / ".amem")
     monkeypatch.setenv("AMEM_SERVER", "auto")
     # The CLI works alone rather than start a server whose socket someone else controls.
-    assert ask("add", {"content": "x"}, {"dir": str(deep_vault), "embedder": "fake"}) is None
+    assert ask(Add("x"), {"dir": str(deep_vault), "embedder": "fake"}) is None
     assert list(runtime.iterdir()) == [] and not (deep_vault / ".amem" / "server.json").exists()

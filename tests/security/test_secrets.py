@@ -11,6 +11,7 @@ import random
 import threading
 
 import pytest
+from conftest import facade_on
 
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.llm.fake import schema_example
@@ -129,13 +130,12 @@ def test_import(run, vault, llm, tmp_path):
 def test_mcp_add_memory(vault, llm):
     from mcp import Client
 
-    from amem_cli.config import load_settings
-    from amem_cli.container import Container
     from amem_cli.mcp_tools import build
     from amem_cli.server.worker import Turn
+    from amem_cli.wire import Process
 
-    c = Container(load_settings(dir=str(vault), embedder="fake"), create=True)
-    server = build(c, Turn(), threading.Event())
+    facade = facade_on(vault, llm=None)
+    server = build(facade, Turn(), threading.Event())
     replies = []
 
     async def add_all() -> None:
@@ -147,9 +147,9 @@ def test_mcp_add_memory(vault, llm):
 
     try:
         asyncio.run(add_all())
-        c.notes.pipeline.process()  # the queued model work, as the server's worker does it
+        facade.run(Process())  # the queued model work, as the server's worker does it
     finally:
-        c.close()
+        facade.close()
     assert sum(json.loads(r)["metadata"]["amem_redacted"] for r in replies) == len(SECRETS) + len(replies)
     _check(vault, llm, *replies)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+
 # Words found nowhere else, each as written and as the full-text index stores it (lower case).
 MARKERS = ["Zebraquokka", "Marmalade7741", "Xylophonist", "Quixotrelle"]
 TEXT = f"{MARKERS[0]} {MARKERS[1]} played the {MARKERS[2]} tune at {MARKERS[3]} hall"
@@ -50,9 +51,9 @@ def test_removed_file_leaves_no_trace_after_sync_and_reindex(filled):
     (memory.path / f"{note.id}.md").unlink()
     memory.sync()
     assert _traces(memory.path) == {}
-    memory._c.indexer.reindex()
+    memory.reindex()
     assert _traces(memory.path) == {}
-    assert len(memory._c.index.ids()) == len(OTHERS)
+    assert len(memory.notes()) == len(OTHERS)
 
 
 def test_rm_of_an_evolved_note_drops_its_revisions(vault):
@@ -73,6 +74,6 @@ def test_rm_of_an_evolved_note_drops_its_revisions(vault):
     with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=reply), link_threshold=0.0, link_choice="model") as mem:
         note = mem.add(TEXT, context="A concert.", tags=["music"], keywords=["tune"])
         mem.add("The same tune again, at the same hall, played by someone else")
-        assert mem._c.notes.history(note.id)  # evolution recorded the note's old bytes
+        assert mem.history(note.id)  # evolution recorded the note's old bytes
         mem.delete(note.id)
         assert _traces(vault) == {}

@@ -10,6 +10,7 @@ import re
 import threading
 
 from amem_cli.services.context import PREAMBLE
+from conftest import facade_on
 
 # A poisoned note that tries to end the quote and pose as amem, or as the agent's user.
 POISON = (
@@ -49,10 +50,15 @@ def test_build_context_api_and_mcp_tool(memory, vault):
     note = memory.add(POISON, tags=["pottery"])
     _check(memory.build_context("pottery kiln"), [note.id])
 
+    facade = facade_on(vault)
+
     async def ask() -> str:
-        async with Client(build(memory._c, Turn(), threading.Event())) as client:
+        async with Client(build(facade, Turn(), threading.Event())) as client:
             reply = await client.call_tool("build_context", {"query": "pottery kiln"})
             assert not reply.is_error
             return reply.content[0].text
 
-    _check(asyncio.run(ask()), [note.id])
+    try:
+        _check(asyncio.run(ask()), [note.id])
+    finally:
+        facade.close()

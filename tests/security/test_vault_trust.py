@@ -156,7 +156,7 @@ def test_the_python_api_ignores_them_too_and_warns(vault, endpoint, user_config)
         warnings.simplefilter("always")
         mem = AgentMemory(vault, embedder="fake")
     try:
-        assert mem._c.settings.llm_url is None and mem._c.settings.chroma_url is None
+        assert mem.settings.llm_url is None and mem.settings.chroma_url is None
         mem.add("the safe's code is 4711")
     finally:
         mem.close()

@@ -13,6 +13,7 @@ import pytest
 from amem_cli import AgentMemory, Note, NoteBuilder
 from amem_cli.errors import NotFoundError, UsageError
 from amem_cli.markdown import parse_note
+from conftest import index_rows, internals
 
 LOCOMO_DATE = "1:56 pm on 8 May, 2023"
 
@@ -102,7 +103,7 @@ def test_metadata_kept_unchanged(memory):
     assert read_file(memory, note.id).metadata == meta
     assert memory.retrieve("metadata survives")[0].metadata == meta
     # ... and after a rebuild from the file alone.
-    memory._c.indexer.reindex()
+    memory.reindex()
     assert memory.get(note.id).metadata == meta
 
 
@@ -138,7 +139,7 @@ def test_add_many(memory):
         same_fields(memory.get(n.id), n)
         assert n.metadata == item["metadata"]
     assert ids(memory.search("quokka", mode="keyword"))[0] == notes[2].id
-    assert memory._c.index.embedded_count() == 5
+    assert memory.status().embedded == 5
 
 
 def test_add_many_same_timestamp_gets_distinct_ids(memory):
@@ -361,10 +362,9 @@ def test_delete_removes_file_index_vector_and_links(memory):
     # Referrers lose the link, in the index and in their files; other links stay.
     assert memory.get(a.id).links == [] and read_file(memory, a.id).links == []
     assert memory.get(c.id).links == [a.id] and read_file(memory, c.id).links == [a.id]
-    db = memory._c.index.db
-    assert db.execute("SELECT count(*) FROM links WHERE dst = ?", [b.id]).fetchone()[0] == 0
+    assert index_rows(memory.path, f"SELECT count(*) FROM links WHERE dst = '{b.id}'") == [(0,)]
     # The vector itself is gone from Chroma (after the flush a search triggers).
-    assert b.id not in {i for i, _ in memory._c.vectors.query([[1.0] + [0.0] * 255], 50)[0]}
+    assert b.id not in {i for i, _ in internals(memory).vectors.query([[1.0] + [0.0] * 255], 50)[0]}
 
 
 def test_delete_removes_backlinks_of_the_deleted_note(memory):
@@ -450,19 +450,18 @@ def test_bad_yaml_is_reported_and_others_still_index(memory):
     bad.write_text("---\nid: bad\ntags: [unclosed\n---\nbody about kayaks\n")
     before = bad.read_bytes()
     (memory.path / "later.md").write_text("---\ntags: [fine]\n---\nanother good note about kayaks\n")
-    memory.sync()
+    problems = memory.sync().errors
+    assert any(p.startswith("bad.md:") and "YAML" in p for p in problems), problems
     hits = ids(memory.search("kayaks", top_k=10))
     assert set(hits) == {good.id, "later"}
-    problems = memory._c.indexer.problems
-    assert any(p.startswith("bad.md:") and "YAML" in p for p in problems), problems
     assert bad.read_bytes() == before  # never rewritten
-    status = memory._c.indexer.status("local")
+    status = memory.status()
     assert status.indexed == 2 and any("bad.md" in e for e in status.errors)
     # Fixing the file by hand gets it indexed.
     bad.write_text("---\nid: bad\ntags: [closed]\n---\nbody about kayaks\n")
     memory.sync()
     assert set(ids(memory.search("kayaks", top_k=10))) == {good.id, "later", "bad"}
-    assert memory._c.indexer.status("local").errors == []
+    assert memory.status().errors == []
 
 
 def test_rebuild_from_files_loses_nothing(vault):
@@ -474,8 +473,8 @@ def test_rebuild_from_files_loses_nothing(vault):
 
     shutil.rmtree(vault / ".amem")
     with AgentMemory(vault, embedder="fake") as mem:
-        report = mem._c.indexer.reindex()
-        assert report.added == 4 and not report.errors
+        report = mem.reindex()
+        assert report.notes == report.embedded == 4 and not report.errors
         for n in notes:
             same_fields(mem.get(n.id), n)
         assert [(h.note.id, h.score) for h in mem.search("boats clouds", top_k=4)] == before
@@ -489,8 +488,8 @@ def test_rebuild_from_files_loses_nothing(vault):
 def test_context_manager_closes(vault):
     with AgentMemory(vault, embedder="fake") as mem:
         mem.add("x")
-    with pytest.raises(sqlite3.ProgrammingError):
-        mem._c.index.db.execute("SELECT 1")
+    with pytest.raises(sqlite3.ProgrammingError):  # its index is closed
+        mem.notes()
 
 
 def test_unknown_embedder(vault):
@@ -511,7 +510,7 @@ def test_repeated_searches_are_cached_until_anything_is_written(vault):
         hits = first.search("kestrels")
         hits[0].note.tags.append("scribbled")  # a caller's change to a result stays its own
         assert first.search("kestrels")[0].note.tags == hits[0].note.tags[:-1]
-        assert len(first._c.search._results) == 1  # the second search was answered from memory
+        assert len(internals(first).search._results) == 1  # the second search was answered from memory
         first.add("another kestrel note")  # a write by this process
         assert len(first.search("kestrels")) == 2
         second.add("a third kestrel, written by another connection")

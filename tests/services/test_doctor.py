@@ -13,6 +13,11 @@ import pytest
 from amem_cli.index.vectors import OWN_WORDS
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.models import Note
+from conftest import index_rows, internals
+from conftest import queued as queued_ids
+
+from amem_cli import AgentMemory
+from amem_cli.llm.fake import ScriptedLLM, schema_example
 
 
 def write(mem, note: Note) -> None:
@@ -22,7 +27,7 @@ def write(mem, note: Note) -> None:
 def settle(mem) -> None:
     """Index and embed what is on disk, as any command would."""
     mem.sync()
-    mem._c.indexer.flush_vectors()
+    internals(mem).indexer.flush_vectors()
 
 
 def contents(mem) -> dict[str, str]:
@@ -81,19 +86,19 @@ def test_temp_file_of_an_interrupted_write(three):
 def test_file_deleted_behind_the_index(three):
     (three.path / "c.md").unlink()
     fixed_and_consistent(three, "orphaned_index")
-    assert "c" not in three._c.index.ids() and "c" not in three._c.vectors.ids()
+    assert "c" not in [n.id for n in three.notes()] and "c" not in internals(three).vectors.ids()
 
 
 def test_file_added_and_edited_behind_the_index(three):
     write(three, Note("d", "Delta about dates"))
     (three.path / "c.md").write_text(render_note(Note("c", "Gamma about cherries, edited")), encoding="utf-8")
     fixed_and_consistent(three, "unindexed_file", "stale_index")
-    assert three._c.index.get("c").content == "Gamma about cherries, edited"
-    assert "d" in three._c.vectors.ids()
+    assert three.get("c").content == "Gamma about cherries, edited"
+    assert "d" in internals(three).vectors.ids()
 
 
 def test_note_row_without_its_file_rows(three):
-    c = three._c
+    c = internals(three)
     with c.index.transaction():
         c.index.db.execute("DELETE FROM files WHERE path = 'c.md'")
         c.index.db.execute("UPDATE notes SET path = 'gone.md' WHERE id = 'c'")
@@ -102,7 +107,7 @@ def test_note_row_without_its_file_rows(three):
 
 
 def test_vectors_missing_stale_and_orphaned(three):
-    c = three._c
+    c = internals(three)
     c.vectors.delete(["a"])
     c.vectors.upsert(["ghost"], c.embedder.embed(["ghost"]))
     with c.index.transaction():
@@ -114,7 +119,7 @@ def test_vectors_missing_stale_and_orphaned(three):
 
 
 def test_a_second_vector_belongs_to_its_note_and_an_orphaned_one_goes(three):
-    c = three._c
+    c = internals(three)
     write(three, Note("d", "Delta about dates", context="A fruit.", metadata={"amem_generated": ["context"]}))
     settle(three)
     assert sorted(c.vectors.ids()) == ["a", "b", "c", "d", "d" + OWN_WORDS]
@@ -126,7 +131,7 @@ def test_a_second_vector_belongs_to_its_note_and_an_orphaned_one_goes(three):
 
 
 def test_full_text_row_missing(three):
-    c = three._c
+    c = internals(three)
     with c.index.transaction():
         c.index.db.execute("DELETE FROM notes_fts WHERE id = 'b'")
     fixed_and_consistent(three, "fts_mismatch")
@@ -134,7 +139,7 @@ def test_full_text_row_missing(three):
 
 
 def test_embedder_mismatch_rebuilds(three):
-    c = three._c
+    c = internals(three)
     with c.index.transaction():
         c.index.set_meta("embedder", "some-other-model:384")
     fixed = fixed_and_consistent(three, "embedder_mismatch")
@@ -183,7 +188,7 @@ def test_a_contradicted_sequence_pointer_goes(three):
 
 
 def test_orphaned_job(three):
-    c = three._c
+    c = internals(three)
     with c.index.transaction():
         c.index.enqueue(["ghost", "a"], "2025-01-01T00:00:00+00:00")
     report = three.doctor()
@@ -193,7 +198,7 @@ def test_orphaned_job(three):
 
 
 def test_claim_of_a_dead_worker(three):
-    c = three._c
+    c = internals(three)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     with c.index.transaction():
@@ -220,34 +225,36 @@ def test_a_bad_file_is_a_problem_left_untouched(three):
 def test_check_changes_nothing(three):
     (three.path / "c.md").unlink()
     db = three.path / ".amem" / "index.db"
-    before = three._c.index.db.execute("SELECT count(*) FROM notes").fetchone()
+    before = index_rows(three.path, "SELECT count(*) FROM notes")
     assert not three.doctor().ok
     assert not three.doctor().ok  # still there: check does not sync
-    assert three._c.index.db.execute("SELECT count(*) FROM notes").fetchone() == before
+    assert index_rows(three.path, "SELECT count(*) FROM notes") == before
     assert db.exists()
 
 
-def test_lost_queue_is_rebuilt_from_the_files(memory):
+def test_lost_queue_is_rebuilt_from_the_files(vault):
+    memory = AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=schema_example))  # a model: its work is queued
     queued = memory.add("tea with Alice, to be linked later", defer=True)
     done = memory.add("coffee with Bob", defer=True)
     assert memory.process(limit=2) == [queued.id, done.id]
     queued = memory.add("tea with Carol, to be linked later", defer=True)
     assert memory.doctor().ok
-    c = memory._c
-    with c.index.transaction():
-        c.index.done(queued.id)  # as if .amem/ had been deleted with the queue in it
+    index = internals(memory).index
+    with index.transaction():
+        index.drop_job(queued.id)  # as if .amem/ had been deleted with the queue in it
     assert [p.kind for p in memory.doctor().problems] == ["lost_job"]
     fixed_and_consistent(memory, "lost_job")
-    assert c.index.queued() == [queued.id]
+    assert queued_ids(memory) == [queued.id]
     assert memory.process() == [queued.id]
     assert "amem_queued" not in memory.get(queued.id).metadata and "amem_queued" not in memory.get(done.id).metadata
     assert memory.doctor().ok
+    memory.close()
 
 
 def test_revision_recorded_but_never_written(three):
     """A kill between recording an evolution and writing the file leaves a revision of a
     change that never happened: doctor drops it, so `undo` and `history` stay truthful."""
-    c = three._c
+    c = internals(three)
     c.notes.revise("c", {"context": "Cherries, after the apples."}, cause="a", model="fake")
     before = (three.path / "c.md").read_bytes()
     with c.index.transaction():
@@ -255,9 +262,9 @@ def test_revision_recorded_but_never_written(three):
                               "old_context": "", "new_context": "never", "old_tags": "[]", "new_tags": "[]",
                               "old_bytes": before, "new_hash": "not-written"})
     fixed = fixed_and_consistent(three, "unapplied_revision")
-    assert [r["new_context"] for r in c.notes.history("c")] == ["Cherries, after the apples."]
+    assert [r.new_context for r in three.history("c")] == ["Cherries, after the apples."]
     assert any("never written" in f for f in fixed)
-    assert c.notes.undo("c").context == ""
+    assert three.undo("c").context == ""
 
 
 def test_a_refused_evolution_leaves_no_revision(three, monkeypatch):
@@ -266,7 +273,7 @@ def test_a_refused_evolution_leaves_no_revision(three, monkeypatch):
     def refuse(*args, **kwargs):
         raise ConflictError("c.md changed on disk while amem was working on it")
 
-    monkeypatch.setattr(three._c.vault, "write_text", refuse)
+    monkeypatch.setattr(internals(three).vault, "write_text", refuse)
     with pytest.raises(ConflictError):
-        three._c.notes.revise("c", {"context": "Cherries, after the apples."}, cause="a", model="fake")
-    assert three._c.notes.history("c") == []
+        internals(three).notes.revise("c", {"context": "Cherries, after the apples."}, cause="a", model="fake")
+    assert three.history("c") == []

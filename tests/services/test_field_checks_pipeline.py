@@ -10,6 +10,7 @@ from collections import Counter
 from amem_cli import AgentMemory
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.steps import note_context
+from conftest import internals
 
 BOB = "Bob is allergic to peanuts; do not order Thai food for the team lunch."
 
@@ -28,7 +29,7 @@ def test_an_unfaithful_context_and_junk_tags_fall_back_and_are_recorded(vault):
 
     with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=reply)) as mem:
         note = mem.add(BOB)
-        problems = mem._c.notes.pipeline.stats.problems
+        problems = internals(mem).notes.pipeline.stats.problems
     assert note.context == note_context(BOB, note.created_at)
     assert note.keywords == ["peanuts", "Thai food"]  # the model's, checked and kept
     assert "assistant" not in note.boxes and "bob-s-lunch" not in note.tags

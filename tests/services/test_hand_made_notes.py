@@ -11,6 +11,7 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.models import Note
+from conftest import internals, queued
 
 MTIME = datetime(2024, 3, 5, 14, 30, 7, tzinfo=timezone.utc)
 TEXT = "Tomatoes need six hours of sun and deep watering twice a week in July.\n"
@@ -32,7 +33,7 @@ def drop(vault, name: str, text: str, when: datetime = MTIME):
 
 def test_a_note_without_a_date_takes_its_files_time_and_its_file_is_left_as_it_is(mem, vault):
     path = drop(vault, "garden.md", TEXT)
-    [note] = mem._c.notes.list()
+    [note] = mem.notes()
     assert note.created_at == MTIME
     assert path.read_text(encoding="utf-8") == TEXT
 
@@ -48,22 +49,21 @@ def test_its_work_is_queued_and_done_like_an_added_notes(mem, vault):
     other = mem.add("Watering tomatoes deeply twice a week keeps their roots down.")
     drop(vault, "garden.md", TEXT)
     mem.sync()
-    assert mem._c.index.queued() == ["garden"]
+    assert queued(mem) == ["garden"]
     assert mem.process() == ["garden"]
     note = mem.get("garden")
     assert note.keywords and note.tags and note.boxes  # built, as an added note is
     assert other.id in note.links  # and linked
     assert note.created_at == MTIME  # written into the file now that amem writes it anyway
     assert parse_note((vault / "garden.md").read_text(encoding="utf-8")).created_at == MTIME
-    mem._c.index.reset()  # what amem wrote is not a person's note: rebuilt, it queues nothing
-    mem._c.indexer.reindex()
-    assert mem._c.index.queued() == []
+    mem.reindex()  # what amem wrote is not a person's note: rebuilt, it queues nothing
+    assert queued(mem) == []
 
 
 def test_a_pinned_note_is_left_alone(mem, vault):
     drop(vault, "garden.md", "---\npinned: true\n---\n" + TEXT)
     mem.sync()
-    assert mem._c.index.queued() == []
+    assert queued(mem) == []
     assert mem.get("garden").created_at == MTIME
 
 
@@ -81,19 +81,20 @@ def test_a_note_amem_wrote_queues_nothing_when_indexed_again(mem, vault):
     at = datetime(2025, 1, 1, tzinfo=timezone.utc)
     (vault / "a.md").write_text(render_note(Note("a", "Alpha", created_at=at, updated_at=at)), encoding="utf-8")
     mem.sync()
-    assert mem._c.index.queued() == []
+    assert queued(mem) == []
 
 
 def test_queued_work_goes_with_its_file_and_follows_a_renamed_one(mem, vault):
     path = drop(vault, "garden.md", "---\nid: garden\nupdated: '2025-01-01T00:00:00+00:00'\n---\n" + TEXT)
     drop(vault, "pond.md", "Frogs came back to the pond.\n")
     mem.sync()
-    with mem._c.index.transaction():  # amem's own note, its work queued (as `add --defer` leaves it)
-        mem._c.index.enqueue(["garden"], "2025-01-01T00:00:00+00:00")
-    assert sorted(mem._c.index.queued()) == ["garden", "pond"]
+    index = internals(mem).index
+    with index.transaction():  # amem's own note, its work queued (as `add --defer` leaves it)
+        index.enqueue(["garden"], "2025-01-01T00:00:00+00:00")
+    assert sorted(queued(mem)) == ["garden", "pond"]
     path.rename(vault / "allotment.md")  # it names its id: the same note
     (vault / "pond.md").unlink()
     mem.sync()
-    assert mem._c.index.queued() == ["garden"]
-    mem._c.indexer.flush_vectors()
+    assert queued(mem) == ["garden"]
+    internals(mem).indexer.flush_vectors()
     assert mem.doctor().ok  # no job left of a note that is gone

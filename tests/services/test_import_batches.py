@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 
-from amem_cli import AgentMemory
+from amem_cli.config import load_settings
+from amem_cli.models import Note
+from amem_cli.operations import Facade
+from amem_cli.wire import Import, ListNotes, Remove
 
 FIRST = ["Apples ripen in autumn.", "Bees visit the blossom.", "Cider is pressed in October.", "Dogs guard the orchard."]
 MORE = ["Eggs come from the hens.", "Fences keep the deer out.", "Geese patrol the pond.", "Hay is cut in June."]
@@ -16,9 +19,9 @@ def write_lines(path, texts):
     path.write_text("".join((json.dumps({"content": t}) if t is not None else "not json") + "\n" for t in texts))
 
 
-def sequence(memory: AgentMemory) -> list[str]:
+def sequence(stored: list[Note]) -> list[str]:
     """Each note's first word, in the order the notes' previous/next pointers give."""
-    notes = {n.id: n for n in memory._c.notes.list(limit=100)}
+    notes = {n.id: n for n in stored}
     (note,) = [n for n in notes.values() if not n.previous]
     words = []
     while note is not None:
@@ -28,19 +31,23 @@ def sequence(memory: AgentMemory) -> list[str]:
 
 
 def test_batches_report_progress_give_turns_and_keep_the_sequence(tmp_path):
-    with AgentMemory(tmp_path / "vault", embedder="fake", llm="none") as memory:
+    progress, turns = [], []
+    facade = Facade(load_settings(dir=str(tmp_path / "vault"), embedder="fake", llm="none"), create=True,
+                    between_batches=lambda: turns.append(len(progress)))  # (a server lets waiting commands in)
+    try:
         chat = tmp_path / "chat.jsonl"
         write_lines(chat, FIRST)
-        bees = memory.import_file(chat).ids[1]
-        memory._c.notes.delete(bees)  # imported again below, between two lines imported before
+        bees = facade.run(Import(str(chat))).ids[1]
+        facade.run(Remove([bees]))  # imported again below, between two lines imported before
         write_lines(chat, [*FIRST, None, *MORE])  # a bad line, then new ones
-        progress, turns = [], []
-        memory._c.between_batches = lambda: turns.append(len(progress))
-        report = memory._c.importer.import_path(chat, batch=2, progress=lambda done, total: progress.append((done, total)))
+        progress.clear(), turns.clear()
+        report = facade.run(Import(str(chat), batch=2), progress=lambda done, total: progress.append((done, total)))
 
         assert (len(report.ids), report.duplicates, report.skipped) == (5, 3, 1)
         # Lines read less those prepared and not yet stored; the first two new notes are
         # stored when the next line imported before is read, each later pair with the next.
         assert progress == [(0, 9), (1, 9), (3, 9), (4, 9), (5, 9), (7, 9), (9, 9)]
         assert turns == [5, 6]  # after each full batch, not after the last
-        assert sequence(memory) == ["Apples", "Bees", "Cider", "Dogs", "Eggs", "Fences", "Geese", "Hay"]
+        assert sequence(facade.run(ListNotes(limit=100))) == ["Apples", "Bees", "Cider", "Dogs", "Eggs", "Fences", "Geese", "Hay"]
+    finally:
+        facade.close()

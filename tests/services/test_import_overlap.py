@@ -13,26 +13,30 @@ from amem_cli import AgentMemory
 from amem_cli.embed.fake import HashEmbedder
 from amem_cli.markdown import parse_note
 from amem_cli.models import Note
+from conftest import internals
 
 TOPICS = ["gardening", "astronomy", "cooking", "sailing", "chess"]
 
 
-class CountingEmbedder(HashEmbedder):
-    def __init__(self):
-        super().__init__()
-        self.texts: list[str] = []
-        self.threads: set[str] = set()
+EMBED = HashEmbedder.embed  # as it is, before `counted` counts its calls
+
+
+def vector_of(text: str) -> list[float]:
+    return EMBED(HashEmbedder(), [text])[0]
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """What the fake embedder embeds from now on: {"texts": [...], "threads": {...}}."""
+    seen: dict = {"texts": [], "threads": set()}
 
     def embed(self, texts):
-        self.texts.extend(texts)
-        self.threads.add(threading.current_thread().name)
-        return super().embed(texts)
+        seen["texts"].extend(texts)
+        seen["threads"].add(threading.current_thread().name)
+        return EMBED(self, texts)
 
-
-def counting(memory: AgentMemory) -> CountingEmbedder:
-    embedder = CountingEmbedder()
-    memory._c.__dict__["embedder"] = embedder  # the container's cached property, replaced
-    return embedder
+    monkeypatch.setattr(HashEmbedder, "embed", embed)
+    return seen
 
 
 def write_jsonl(path, n: int):
@@ -61,7 +65,7 @@ def test_small_batches_store_what_one_batch_does(tmp_path):
     results = {}
     for batch in (1, 1000):
         with AgentMemory(tmp_path / f"vault-{batch}", embedder="fake") as memory:
-            report = memory._c.importer.import_path(data, batch=batch)
+            report = memory.import_file(data, batch=batch)
             assert len(report.ids) == 23
             notes = by_source(memory)
             source_of = {n.id: s for s, n in notes.items()}
@@ -69,32 +73,29 @@ def test_small_batches_store_what_one_batch_does(tmp_path):
                 s: (n.boxes, n.keywords, n.tags, n.context, source_of.get(n.previous), source_of.get(n.next))
                 for s, n in notes.items()
             }
-            assert memory._c.index.embedded_count() == 23
+            assert memory.status().embedded == 23
     assert results[1] == results[1000]
     assert results[1]["notes.jsonl#L2"][0] == ["gardening"]
 
 
-def test_each_note_is_embedded_once(memory, tmp_path):
+def test_each_note_is_embedded_once(memory, tmp_path, counted):
     """The vectors prefetched while the files are written (on the embedding thread) are
     the ones stored: the model sees each note's text once."""
-    embedder = counting(memory)
-    report = memory._c.importer.import_path(write_jsonl(tmp_path / "notes.jsonl", 12), batch=5)
-    assert len(embedder.texts) == 12 == len(set(embedder.texts))
-    assert {name.split("_")[0] for name in embedder.threads} == {"amem-embed"}
-    stored = memory._c.indexer.vectors_of(report.ids)
+    report = memory.import_file(write_jsonl(tmp_path / "notes.jsonl", 12), batch=5)
+    assert len(counted["texts"]) == 12 == len(set(counted["texts"]))
+    assert {name.split("_")[0] for name in counted["threads"]} == {"amem-embed"}
+    stored = internals(memory).indexer.vectors_of(report.ids)
     for note_id in report.ids:
-        text = memory._c.index.get(note_id).embedding_text()
-        assert stored[note_id] == pytest.approx(HashEmbedder().embed([text])[0], abs=1e-6)
+        assert stored[note_id] == pytest.approx(vector_of(memory.get(note_id).embedding_text()), abs=1e-6)
 
 
-def test_a_text_changed_after_prefetch_is_embedded_as_stored(memory):
+def test_a_text_changed_after_prefetch_is_embedded_as_stored(memory, counted):
     """Prefetched vectors are keyed by text: one for another text is never used."""
-    embedder = counting(memory)
-    memory._c.indexer.prefetch([Note(id="x1", content="a text that is never stored")])
+    internals(memory).indexer.prefetch([Note(id="x1", content="a text that is never stored")])
     note = memory.add("the text that is stored", keywords=["stored"], tags=["t"])
-    text = memory._c.index.get(note.id).embedding_text()
-    assert memory._c.indexer.vectors_of([note.id])[note.id] == pytest.approx(HashEmbedder().embed([text])[0], abs=1e-6)
-    assert text in embedder.texts
+    text = memory.get(note.id).embedding_text()
+    assert internals(memory).indexer.vectors_of([note.id])[note.id] == pytest.approx(vector_of(text), abs=1e-6)
+    assert text in counted["texts"]
 
 
 def test_a_hand_edit_between_two_writes_is_read_from_the_file(memory):

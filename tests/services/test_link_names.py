@@ -13,10 +13,11 @@ import sqlite_utils
 from amem_cli.index.migrations import migrations
 from amem_cli.index.sqlite import SqliteIndex
 from amem_cli.markdown import parse_note
+from conftest import index_rows
 
 
 def edges(mem) -> set[tuple[str, str, str]]:
-    return set(mem._c.index.db.execute("SELECT src, kind, dst FROM links WHERE dst IS NOT NULL").fetchall())
+    return set(index_rows(mem.path, "SELECT src, kind, dst FROM links WHERE dst IS NOT NULL"))
 
 
 def test_links_resolve_as_notes_come_rename_and_go(memory):

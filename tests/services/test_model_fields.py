@@ -43,7 +43,7 @@ def test_the_model_writes_only_the_fields_it_is_given(vault):
                      model_fields="keywords,tags", link_threshold=-1.0) as mem:
         first = mem.add(RELATED)
         note = mem.add(NOTE)
-        first, revisions = mem.get(first.id), mem._c.notes.history(first.id)
+        first, revisions = mem.get(first.id), mem.history(first.id)
     assert asked and all(names == {"keywords", "tags"} for names in asked), asked
     assert note.keywords == ["reporting job", "Postgres driver"] and note.tags == ["reporting", "postgres"]
     assert note.context == note_context(NOTE, note.created_at)
@@ -59,13 +59,13 @@ def test_all_fields_ask_the_model_for_each_in_two_calls_a_note(vault):
                      model_fields="all", link_threshold=-1.0) as mem:
         first = mem.add(RELATED)
         note = mem.add(NOTE)
-        revisions = mem._c.notes.history(first.id)
+        revisions = mem.history(first.id)
     # One call builds the note (its boxes too), one lets the notes it links evolve.
     assert asked == [{"keywords", "tags", "context", "boxes"}] * 2 + [{"evolution"}]
     assert note.context == "Postgres driver version for the reporting job."
     assert note.boxes == ["reporting"] and "boxes" not in note.metadata.get("amem_fallbacks", [])
     assert set(note.metadata["amem_generated"]) == {"keywords", "tags", "context"}
-    assert revisions and revisions[0]["cause"] == note.id
+    assert revisions and revisions[0].cause == note.id
 
 
 @pytest.mark.parametrize(

@@ -7,11 +7,13 @@ from __future__ import annotations
 import pytest
 
 from amem_cli import AgentMemory
+from amem_cli.embed.fake import HashEmbedder
 from amem_cli.index.migrations import m007_own_words_vectors
 from amem_cli.index.vectors import OWN_WORDS
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.steps.construct import cosine
+from conftest import internals
 
 PAINTING = "Melanie painted a sunrise over the lake last weekend."
 # What a small model writes for any note: grounded keywords, a vague context, tags of its words.
@@ -29,7 +31,7 @@ def mem(vault):
 
 
 def stored(mem: AgentMemory) -> set[str]:
-    return set(mem._c.vectors.ids())
+    return set(internals(mem).vectors.ids())
 
 
 def test_a_models_fields_never_take_a_note_further_from_its_own_words(vault, tmp_path):
@@ -43,9 +45,9 @@ def test_a_models_fields_never_take_a_note_further_from_its_own_words(vault, tmp
         assert note.generated == ["keywords", "tags", "context"]
         assert stored(mem) == {note.id, note.id + OWN_WORDS}
         hit = mem.search(query, top_k=1, mode="semantic")[0]
-        whole = mem._c.vectors.vectors_of([note.id])[note.id]
+        whole = internals(mem).vectors.vectors_of([note.id])[note.id]
         # The vector of the model's fields alone is further away; the note's score is not.
-        assert cosine(whole, mem._c.embedder.embed([query])[0]) < without_model - 0.01
+        assert cosine(whole, HashEmbedder().embed([query])[0]) < without_model - 0.01
         assert hit.note.id == note.id and hit.sources["semantic"]["score"] == pytest.approx(without_model, abs=1e-6)
 
 
@@ -53,7 +55,7 @@ def test_each_note_is_listed_once_and_never_crowds_out_others(mem):
     notes = [mem.add(f"{PAINTING} Number {i}.") for i in range(6)]
     hits = mem.search(PAINTING, top_k=6, mode="semantic")
     assert sorted(h.note.id for h in hits) == sorted(n.id for n in notes)
-    near = mem._c.indexer.nearest(mem._c.embedder.embed([PAINTING])[0], 6)
+    near = internals(mem).indexer.nearest(HashEmbedder().embed([PAINTING])[0], 6)
     assert len(near) == 6 and len({i for i, _ in near}) == 6
 
 
@@ -87,7 +89,7 @@ def test_an_index_made_before_embeds_model_written_notes_again(mem):
     enriched = mem.add(PAINTING)
     with AgentMemory(mem.path, embedder="fake") as plain_mem:
         plain = plain_mem.add("Lunch is at noon on Fridays.")
-    index = mem._c.index
+    index = internals(mem).index
     assert index.pending_embeddings() == []
     m007_own_words_vectors(index.db)
     assert index.pending_embeddings() == [enriched.id]

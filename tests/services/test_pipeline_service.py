@@ -13,8 +13,9 @@ from typer.testing import CliRunner
 from amem_cli import AgentMemory
 from amem_cli.cli.app import app
 from amem_cli.errors import UsageError
-from amem_cli.llm.fake import ScriptedLLM, evolution_reply
+from amem_cli.llm.fake import ScriptedLLM, evolution_reply, schema_example
 from amem_cli.markdown import parse_note
+from conftest import index_rows, internals, queued
 
 DEPLOY = "The deploy failed because the Postgres migration locked the users table for ten minutes."
 POLICY = "We run long Postgres migrations at night so that table locks never block a deploy."
@@ -68,7 +69,7 @@ def test_by_default_the_nearest_notes_are_linked_without_asking_the_model(vault)
         far = mem.add("Lunch is at noon on Fridays in the big room.")
         near = mem.add(POLICY)
         new = mem.add(DEPLOY)
-        similar = dict(mem._c.indexer.nearest(mem._c.indexer.vectors_of([new.id])[new.id], 3))
+        similar = dict(internals(mem).indexer.nearest(internals(mem).indexer.vectors_of([new.id])[new.id], 3))
         assert similar[near.id] > similar[far.id]
         assert new.links == [near.id]
         assert not [c for c in llm.calls if set(c.schema["properties"]) == {"links"}]
@@ -130,7 +131,7 @@ def test_links_run_both_ways_in_files_and_index(scripted):
     assert read(mem, new.id).links == [old.id]
     assert read(mem, old.id).backlinks == [new.id]
     assert mem.get(old.id).backlinks == [new.id]
-    rows = mem._c.index.db.execute("SELECT src, dst FROM links WHERE kind = 'link'").fetchall()
+    rows = index_rows(mem.path, "SELECT src, dst FROM links WHERE kind = 'link'")
     assert (new.id, old.id) in rows
     link_call = next(c for c in llm.calls if set(c.schema["properties"]) == {"links"})
     assert "Postgres migrations at night" in link_call.prompt  # the candidate was shown
@@ -145,33 +146,33 @@ def test_evolution_changes_context_and_tags_only_and_can_be_undone(scripted):
     assert evolved.context.startswith("The night-time migration policy")
     assert evolved.tags[0] == "ops" and "deploy" in evolved.tags
     # re-embedded at once: the new context is what the vector store holds
-    assert mem._c.index.db.execute("SELECT count(*) FROM notes WHERE embedded_hash IS NOT text_hash").fetchone()[0] == 0
-    history = mem._c.notes.history(old.id)
-    assert len(history) == 1 and history[0]["old_context"] == "Migration policy." and history[0]["model"] == "fake"
-    mem._c.notes.undo(old.id)
+    assert index_rows(mem.path, "SELECT count(*) FROM notes WHERE embedded_hash IS NOT text_hash") == [(0,)]
+    history = mem.history(old.id)
+    assert len(history) == 1 and history[0].old_context == "Migration policy." and history[0].model == "fake"
+    mem.undo(old.id)
     restored = mem.get(old.id)
     assert (restored.context, restored.tags, restored.backlinks) == ("Migration policy.", ["ops"], [new.id])
     with pytest.raises(UsageError):
-        mem._c.notes.undo(old.id)  # nothing left to undo
+        mem.undo(old.id)  # nothing left to undo
 
 
 def test_undo_restores_the_file_byte_for_byte_and_refuses_after_a_later_edit(memory):
     note = memory.add(POLICY, context="Migration policy.", tags=["ops"], keywords=["migrations"])
     path = memory.path / f"{note.id}.md"
     before = path.read_bytes()
-    memory._c.notes.revise(note.id, {"context": "Changed.", "tags": ["ops", "night"]}, cause=None, model="m")
+    internals(memory).notes.revise(note.id, {"context": "Changed.", "tags": ["ops", "night"]}, cause=None, model="m")
     assert path.read_bytes() != before
-    memory._c.notes.undo(note.id)
+    memory.undo(note.id)
     assert path.read_bytes() == before
-    memory._c.notes.revise(note.id, {"context": "Changed again."}, cause=None, model="m")
+    internals(memory).notes.revise(note.id, {"context": "Changed again."}, cause=None, model="m")
     # (An edit of the frontmatter: one of the text is followed by amem's own revision, see test_rederive.)
     path.write_text(path.read_text(encoding="utf-8").replace("- migrations\n", "- migrations\n- a person's keyword\n", 1),
                     encoding="utf-8")
     with pytest.raises(UsageError, match="changed after its last revision"):
-        memory._c.notes.undo(note.id)
+        memory.undo(note.id)
     assert "a person's keyword" in memory.get(note.id).keywords
     with pytest.raises(UsageError):
-        memory._c.notes.revise(note.id, {"content": "rewritten"}, cause=None, model="m")
+        internals(memory).notes.revise(note.id, {"content": "rewritten"}, cause=None, model="m")
 
 
 def test_pinned_and_hand_edited_notes_do_not_evolve(scripted):
@@ -190,7 +191,7 @@ def test_pinned_and_hand_edited_notes_do_not_evolve(scripted):
     os.utime(path, (later, later))
     mem.add(DEPLOY + " Again.")
     assert read(mem, edited.id).context == "Locks."
-    assert mem._c.notes.history(edited.id) == []
+    assert mem.history(edited.id) == []
 
 
 def test_without_a_model_notes_are_built_and_linked_by_fallbacks(vault):
@@ -200,7 +201,7 @@ def test_without_a_model_notes_are_built_and_linked_by_fallbacks(vault):
         assert a.keywords and a.tags and a.boxes
         assert "amem_fallbacks" not in a.metadata  # with no model the fallbacks are the method
         assert b.links == [a.id] and mem.get(a.id).backlinks == [b.id]
-        assert mem._c.notes.history(a.id) == []  # no model: nothing evolves
+        assert mem.history(a.id) == []  # no model: nothing evolves
 
 
 def test_cli_boxes_history_and_undo(vault, scripted):
@@ -228,15 +229,15 @@ def test_evolve_on_demand_dry_run_writes_nothing(vault):
     files = {p.name: p.read_bytes() for p in vault.glob("*.md")}
     llm = router(links={"links": [1]}, evolve={"context": "The night-time migration policy for long Postgres migrations, against table locks.", "tags": ["deploy"]})
     with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=0.0) as mem:
-        plan = mem._c.notes.pipeline.revisit(new.id, dry_run=True)
-        assert plan["links"] == [old.id] and old.id in plan["evolutions"]
+        plan = mem.evolve(new.id, dry_run=True)
+        assert plan.links == [old.id] and old.id in plan.evolutions
         assert {p.name: p.read_bytes() for p in vault.glob("*.md")} == files
         runner = CliRunner()
         res = runner.invoke(app, ["--dir", str(vault), "--embedder", "fake", "evolve", new.id, "--dry-run", "--json"])
         assert res.exit_code == 0, res.output
         assert '"dry_run": true' in res.output
-        done = mem._c.notes.pipeline.revisit(new.id)
-        assert done["links"] == [old.id]
+        done = mem.evolve(new.id)
+        assert done.links == [old.id]
         assert mem.get(new.id).links == [old.id] and mem.get(old.id).backlinks == [new.id]
         assert mem.get(old.id).context == "The night-time migration policy for long Postgres migrations, against table locks."
 
@@ -252,7 +253,7 @@ def test_evolve_on_demand_leaves_a_pinned_note_alone(vault):
     os.utime(path, (later, later))
     llm = router(evolve={"context": "The night-time migration policy for long Postgres migrations, against table locks.", "tags": ["deploy"]})
     with AgentMemory(vault, embedder="fake", llm=llm, link_threshold=0.0) as mem:
-        assert mem._c.notes.pipeline.revisit(new.id)["evolutions"] == {}
+        assert mem.evolve(new.id).evolutions == {}
         assert mem.get(old.id).context == "Migration policy."
 
 
@@ -276,19 +277,20 @@ def test_stats_profiles_and_config(tmp_path):
     st = json.loads(res.output)
     assert st["notes"] == 3 and st["sequence_links"] == 1 and st["components"] >= 1
     with AgentMemory(vault, embedder="fake") as mem:
-        links = {frozenset((n.id, t)) for n in mem._c.notes.list() for t in n.links}
+        links = {frozenset((n.id, t)) for n in mem.notes() for t in n.links}
     assert st["links"] == len(links) and st["links_per_note"] == round(2 * len(links) / 3, 3)
 
 
 def test_deferred_notes_are_stored_at_once_and_processed_later(vault):
-    with AgentMemory(vault, embedder="fake", llm="none", link_threshold=0.0) as mem:
+    # (With a model: with none there is no model work to queue, and the deterministic methods work at once.)
+    with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=schema_example), link_threshold=0.0) as mem:
         a = mem.add(POLICY, defer=True)
         b, c = mem.add_many([{"content": DEPLOY}, {"content": "Tea is served at four."}], defer=True)
         assert a.keywords and a.tags and a.boxes  # complete when stored: the deterministic method's at once
         assert (vault / f"{a.id}.md").is_file() and b.next == c.id  # stored and chained at once
-        assert mem._c.index.queued() == [a.id, b.id, c.id]
+        assert queued(mem) == [a.id, b.id, c.id]
         assert mem.process(limit=2) == [a.id, b.id]
-        assert mem._c.index.queued() == [c.id]
+        assert queued(mem) == [c.id]
         a, b = mem.get(a.id), mem.get(b.id)
         assert a.keywords and a.tags and a.boxes
         assert a.id in b.links and b.id in a.backlinks  # linked when b was stored, not when processed
@@ -299,7 +301,7 @@ def test_deferred_notes_are_stored_at_once_and_processed_later(vault):
                         env={"AMEM_LLM": "fake"})  # the vault's own model (work for another is done at once)
     assert res.exit_code == 0
     with AgentMemory(vault, embedder="fake", llm="none") as mem:
-        assert mem._c.index.queued() == [res.stdout.strip()]
+        assert queued(mem) == [res.stdout.strip()]
 
 
 def test_a_note_built_slowly_still_evolves(scripted):
@@ -313,7 +315,7 @@ def test_a_note_built_slowly_still_evolves(scripted):
     mem.add_note(slow)
     mem.add(DEPLOY)
     assert read(mem, slow.id).context != "Migration policy."
-    assert len(mem._c.notes.history(slow.id)) == 1
+    assert len(mem.history(slow.id)) == 1
 
 
 def test_a_note_written_by_a_person_is_linked_but_never_evolved(vault, scripted):
@@ -328,7 +330,7 @@ def test_a_note_written_by_a_person_is_linked_but_never_evolved(vault, scripted)
     new = mem.add(DEPLOY)
     assert new.links == [hand.id] and read(mem, hand.id).backlinks == [new.id]  # linked both ways
     assert read(mem, hand.id).context == "Migration policy."  # but not evolved
-    assert mem._c.notes.history(hand.id) == []
+    assert mem.history(hand.id) == []
 
 
 def test_a_batch_is_linked_with_each_file_written_once(vault, monkeypatch):
@@ -338,10 +340,10 @@ def test_a_batch_is_linked_with_each_file_written_once(vault, monkeypatch):
     with AgentMemory(vault, embedder="fake", llm="none", link_threshold=0.0) as mem:
         hub = mem.add(POLICY, keywords=["Postgres migrations"])
         writes = []
-        write_many = mem._c.vault.write_many
-        monkeypatch.setattr(mem._c.vault, "write_many", lambda items: writes.extend(i[0] for i in items) or write_many(items))
+        write_many = internals(mem).vault.write_many
+        monkeypatch.setattr(internals(mem).vault, "write_many", lambda items: writes.extend(i[0] for i in items) or write_many(items))
         batch = mem.add_many([{"content": f"{DEPLOY} Attempt {n}.", "keywords": ["Postgres migrations"]} for n in range(4)])
-        paths = [mem._c.index.path_of(i) for i in [hub.id, *(n.id for n in batch)]]
+        paths = [internals(mem).index.path_of(i) for i in [hub.id, *(n.id for n in batch)]]
         assert sorted(writes) == sorted(paths + paths[1:])  # new notes: stored, then linked; the hub once
         notes = {i: mem.get(i) for i in [hub.id, *(n.id for n in batch)]}
         assert len(notes[hub.id].backlinks) >= 2  # from several new notes, in its one write
@@ -377,9 +379,9 @@ def test_people_who_speak_in_a_chat_get_no_box_and_a_heading_label_still_can(vau
 def test_conversation_speakers_are_those_who_answer_and_are_answered(vault):
     with AgentMemory(vault, embedder="fake", llm="none") as mem:
         mem.add_many({"content": c} for c in ["Redis: keys expire lazily.", "Postgres: vacuum weekly.", "Kafka: keep seven days."])
-        assert mem._c.index.conversation_speakers() == set()
+        assert internals(mem).index.conversation_speakers() == set()
         mem.add_many({"content": c} for c in CHAT[:3])
-        assert mem._c.index.conversation_speakers() == {"Ann", "Bob"}
+        assert internals(mem).index.conversation_speakers() == {"Ann", "Bob"}
 
 
 def test_a_note_about_a_speaker_that_is_no_turn_may_be_boxed_under_their_name(vault):
@@ -395,7 +397,7 @@ def test_an_add_with_queued_model_work_leaves_a_complete_file_at_once(vault):
     with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=lambda m, s: None), link_threshold=0.0) as mem:
         first = mem.add(POLICY, defer=True)
         note = mem.add(DEPLOY, defer=True)
-        assert mem._c.index.queued() == [first.id, note.id]
+        assert queued(mem) == [first.id, note.id]
         stored = read(mem, note.id)  # the file, as an editor or `cat` sees it now
         assert stored.keywords and stored.tags and stored.boxes and first.id in stored.links
         assert stored.context == ""  # "The deploy failed ...": no kind its lead names, so none, never its first sentence

@@ -13,6 +13,7 @@ from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.steps.construct import note_context
 from amem_cli.services.jobs import QUEUED
+from conftest import index_rows, internals, queued
 
 OLD = "The staging cluster runs three m5.large nodes in the eu-west-1 region."
 NEW = "The staging cluster now runs five c7g.xlarge Graviton nodes in us-east-2."
@@ -47,7 +48,7 @@ def mem(vault):
 
 
 def path_of(mem: AgentMemory, note_id: str) -> Path:
-    return mem.path / mem._c.notes.path_of(note_id)
+    return mem.path / f"{note_id}.md"  # (amem names a note's file after its id)
 
 
 def save(path: Path, edit) -> bytes:
@@ -80,9 +81,9 @@ def test_an_edit_of_the_text_derives_the_models_fields_again_at_once(mem):
     assert set(after.derived) == {"keywords", "tags", "context", "boxes"} and after.generated == []
     assert mem.get(note.id).context == after.context  # the index holds what the file holds
     # The model's work is queued, and said so in the file (the queue is in the index).
-    assert QUEUED in after.metadata and mem._c.index.queued() == [note.id]
-    [revision] = mem._c.notes.history(note.id)
-    assert revision["cause"] == "edit" and revision["new_context"] == after.context
+    assert QUEUED in after.metadata and queued(mem) == [note.id]
+    [revision] = mem.history(note.id)
+    assert revision.cause == "edit" and revision.new_context == after.context
 
 
 def test_the_change_is_a_revision_undo_puts_back_the_persons_save(mem):
@@ -90,11 +91,11 @@ def test_the_change_is_a_revision_undo_puts_back_the_persons_save(mem):
     saved = save(path_of(mem, note.id), new_text)
     mem.sync()
     assert path_of(mem, note.id).read_bytes() != saved
-    mem._c.notes.undo(note.id)
+    mem.undo(note.id)
     assert path_of(mem, note.id).read_bytes() == saved
     mem.sync()  # amem's own write is not taken for another edit
     assert path_of(mem, note.id).read_bytes() == saved
-    assert mem._c.notes.history(note.id) == []
+    assert mem.history(note.id) == []
 
 
 def test_processing_the_queue_writes_the_models_fields_for_the_new_text(mem):
@@ -106,11 +107,11 @@ def test_processing_the_queue_writes_the_models_fields_for_the_new_text(mem):
     assert (after.keywords, after.tags, after.context) == (
         MODEL["c7g.xlarge"]["keywords"], MODEL["c7g.xlarge"]["tags"], MODEL["c7g.xlarge"]["context"])
     assert after.generated == ["keywords", "tags", "context"]
-    assert QUEUED not in after.metadata and mem._c.index.queued() == []
+    assert QUEUED not in after.metadata and queued(mem) == []
     # Both changes are revisions; one undo gives back the person's save, as they wrote it.
-    assert [(r["cause"], r["model"]) for r in mem._c.notes.history(note.id)] == [("edit", None), ("edit", "fake")]
-    mem._c.notes.undo(note.id)
-    assert path_of(mem, note.id).read_bytes() == saved and mem._c.notes.history(note.id) == []
+    assert [(r.cause, r.model) for r in mem.history(note.id)] == [("edit", None), ("edit", "fake")]
+    mem.undo(note.id)
+    assert path_of(mem, note.id).read_bytes() == saved and mem.history(note.id) == []
 
 
 def test_the_model_does_not_overwrite_fields_derived_again_unless_it_writes_them_and_undo_works(vault):
@@ -126,7 +127,7 @@ def test_the_model_does_not_overwrite_fields_derived_again_unless_it_writes_them
         after = parse_note(path_of(mem, note.id).read_text(encoding="utf-8"))
         assert after.keywords == rederived.keywords and after.context == rederived.context  # kept
         assert after.tags == MODEL["c7g.xlarge"]["tags"] and after.generated == ["tags"]  # the model's field
-        mem._c.notes.undo(note.id)
+        mem.undo(note.id)
         assert path_of(mem, note.id).read_bytes() == saved
 
 
@@ -164,7 +165,7 @@ def test_an_edit_of_the_frontmatter_alone_derives_nothing(mem):
     mem.sync()
     assert path_of(mem, note.id).read_bytes() == saved
     assert mem.get(note.id).tags == ["infra", "staging"]
-    assert mem._c.notes.history(note.id) == [] and mem._c.index.queued() == [control.id]
+    assert mem.history(note.id) == [] and queued(mem) == [control.id]
 
 
 def test_a_pinned_note_is_left_alone(mem):
@@ -177,7 +178,7 @@ def test_a_pinned_note_is_left_alone(mem):
     save(path_of(mem, control.id), new_text)
     mem.sync()
     assert path_of(mem, note.id).read_bytes() == saved
-    assert mem._c.notes.history(note.id) == [] and mem._c.index.queued() == [control.id]
+    assert mem.history(note.id) == [] and queued(mem) == [control.id]
 
 
 def test_without_a_model_the_deterministic_fields_stay_and_nothing_is_queued(vault):
@@ -188,7 +189,7 @@ def test_without_a_model_the_deterministic_fields_stay_and_nothing_is_queued(vau
         mem.sync()
         after = parse_note(path_of(mem, note.id).read_text(encoding="utf-8"))
         assert not any(fact in words_of(after) for fact in OLD_FACTS)
-        assert QUEUED not in after.metadata and mem._c.index.queued() == []
+        assert QUEUED not in after.metadata and queued(mem) == []
         # Still amem's: the next edit derives them again.
         save(path_of(mem, note.id), lambda n: setattr(n, "content", OLD))
         mem.sync()
@@ -200,7 +201,7 @@ def test_a_save_while_amem_rewrites_is_kept_and_derived_from(mem, monkeypatch):
     path = path_of(mem, note.id)
     save(path, new_text)
     later = NEW + " Reserved instances from March."
-    write_many = mem._c.vault.write_many
+    write_many = internals(mem).vault.write_many
     saves: list[bytes] = []
 
     def person_saves_first(items):
@@ -208,13 +209,13 @@ def test_a_save_while_amem_rewrites_is_kept_and_derived_from(mem, monkeypatch):
             saves.append(save(path, lambda n: setattr(n, "content", later)))
         return write_many(items)
 
-    monkeypatch.setattr(mem._c.vault, "write_many", person_saves_first)
+    monkeypatch.setattr(internals(mem).vault, "write_many", person_saves_first)
     mem.sync()
     monkeypatch.undo()
     after = parse_note(path.read_text(encoding="utf-8"))
     assert after.content == later and after.context == note_context(later, note.created_at)
-    [revision] = mem._c.notes.history(note.id)  # the try that met the save left none
-    mem._c.notes.undo(note.id)
+    [revision] = mem.history(note.id)  # the try that met the save left none
+    mem.undo(note.id)
     assert path.read_bytes() == saves[0]
 
 
@@ -222,18 +223,19 @@ def test_a_person_who_keeps_saving_keeps_their_bytes(mem, monkeypatch):
     note = mem.add(OLD)
     path = path_of(mem, note.id)
     save(path, new_text)
-    write_many = mem._c.vault.write_many
+    write_many = internals(mem).vault.write_many
     saves: list[bytes] = []
 
     def person_saves_first(items):
         saves.append(save(path, lambda n: setattr(n, "content", f"{NEW} Save {len(saves)}.")))
         return write_many(items)
 
-    monkeypatch.setattr(mem._c.vault, "write_many", person_saves_first)
+    monkeypatch.setattr(internals(mem).vault, "write_many", person_saves_first)
     mem.sync()  # no error: the person's save wins
     monkeypatch.undo()
     assert path.read_bytes() == saves[-1]
-    assert mem._c.index.revisions(note.id) == []  # (read without a sync, which would derive from the last save)
+    # (read without a sync, which would derive from the last save)
+    assert index_rows(mem.path, f"SELECT seq FROM revisions WHERE note_id = '{note.id}'") == []
 
 
 

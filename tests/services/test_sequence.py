@@ -14,7 +14,7 @@ from amem_cli.errors import AmemError, NotFoundError, UsageError
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.services.context import PREAMBLE, estimate_tokens, note_block
 from amem_cli.services.search import MODES, SearchService
-from conftest import isolate
+from conftest import index_rows, isolate
 
 # Unrelated notes, so BM25 has a corpus to weigh words against (FTS5 gives a word in
 # more than half of the notes an IDF of ~0).
@@ -163,7 +163,7 @@ def test_unknown_after_writes_nothing(memory):
         memory.add_many([{"content": "orphan 1"}, {"content": "orphan 2"}], after="20990101T000000000-dead")
     assert sorted(p.name for p in memory.path.glob("*.md")) == before
     assert {i: raw(memory, i) for i in (a.id, b.id)} == texts
-    assert [n.content for n in memory._c.notes.list()] == [TURNS[1]["content"], TURNS[0]["content"]]
+    assert [n.content for n in memory.notes()] == [TURNS[1]["content"], TURNS[0]["content"]]
 
 
 def test_unknown_after_is_not_found(memory):
@@ -188,9 +188,8 @@ def test_delete_middle_closes_the_gap(memory):
     assert_links(memory, a.id, None, c.id)
     assert_links(memory, c.id, a.id, None)
     assert chain_of(memory, a.id) == [a.id, c.id]
-    db = memory._c.index.db
-    assert db.execute("SELECT count(*) FROM links WHERE src = ? OR dst = ?", [b.id, b.id]).fetchone()[0] == 0
-    assert sorted(db.execute("SELECT src, dst, kind FROM links").fetchall()) == sorted(
+    assert index_rows(memory.path, "SELECT count(*) FROM links WHERE src = ? OR dst = ?", b.id, b.id) == [(0,)]
+    assert sorted(index_rows(memory.path, "SELECT src, dst, kind FROM links")) == sorted(
         [(a.id, c.id, "next"), (c.id, a.id, "previous")]
     )
 
@@ -226,9 +225,7 @@ def test_reply_is_found_by_its_neighbours_words(memory):
     )
     hits = memory.search("pottery workshop", top_k=10, mode="keyword")
     assert ids(hits) == [question.id, reply.id]  # its own words weigh more than its neighbour's
-    db = memory._c.index.db
-    row = db.execute("SELECT neighbours FROM notes_fts WHERE id = ?", [reply.id]).fetchone()
-    assert row == (question.content,)
+    assert index_rows(memory.path, "SELECT neighbours FROM notes_fts WHERE id = ?", reply.id) == [(question.content,)]
     # The same search without the neighbour's words would not find the reply at all.
     assert "pottery" not in reply.content.lower() and "workshop" not in reply.content.lower()
 
@@ -421,7 +418,7 @@ def test_a_speaker_after_a_blank_line_is_found(memory):
     path = memory.path / "by-hand.md"
     path.write_text("---\ncreated: 2023-05-08T10:00:00+00:00\n---\n\nCaroline: I love painting sunsets\n")
     memory.sync()
-    rows = memory._c.index.db.execute("SELECT content, speaker FROM notes").fetchall()
+    rows = index_rows(memory.path, "SELECT content, speaker FROM notes")
     assert rows == [("\nCaroline: I love painting sunsets", "Caroline")]  # the text as written; its speaker found
     assert path.read_text().endswith("---\n\nCaroline: I love painting sunsets\n")
 
@@ -438,8 +435,7 @@ def test_date_words_find_a_note_by_month_and_year(memory):
     for query in ("8 May 2023", "2023-05-08"):
         assert ids(memory.search(query, top_k=10, mode="keyword"))[0] == target.id, query
     assert target.id in ids(memory.search("Monday", top_k=10, mode="keyword"))  # 2023-05-08 was a Monday
-    row = memory._c.index.db.execute("SELECT dates FROM notes_fts WHERE id = ?", [target.id]).fetchone()
-    assert row == ("2023-05-08 8 May 2023 Monday",)
+    assert index_rows(memory.path, "SELECT dates FROM notes_fts WHERE id = ?", target.id) == [("2023-05-08 8 May 2023 Monday",)]
 
 
 # -- filters apply in every mode ---------------------------------------------------------

@@ -10,14 +10,15 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.index.sqlite import SqliteIndex
 from test_sequence import add_filler, ids, raw
+from conftest import index_rows, internals
 
 
 def test_a_relative_time_is_resolved_into_the_index_only(memory):
     note = memory.add("Caroline: I went to a support group yesterday", created_at="2023-05-08T13:56")
     plain = memory.add("Caroline: I went to a support group", created_at="2023-05-08T14:30")
-    rows = dict(memory._c.index.db.execute("SELECT id, stated FROM notes").fetchall())
+    rows = dict(index_rows(memory.path, "SELECT id, stated FROM notes"))
     assert rows == {note.id: "2023-05-07 7 May 2023 Sunday", plain.id: ""}
-    assert memory._c.index.stating_times([note.id, plain.id]) == {note.id}
+    assert internals(memory).index.stating_times([note.id, plain.id]) == {note.id}
     # The person's words stand as written: nothing derived reaches the file or the note.
     assert "2023-05-07" not in raw(memory, note.id) and "Sunday" not in raw(memory, note.id)
     assert memory.get(note.id).content == "Caroline: I went to a support group yesterday"
@@ -44,7 +45,7 @@ def test_a_time_question_ranks_the_note_that_dates_the_event_first(memory, vault
 
 def test_the_times_of_notes_indexed_before_are_found_on_upgrade(memory):
     note = memory.add("Caroline: I went to a support group yesterday", created_at="2023-05-08T13:56")
-    path = memory._c.index.path
+    path = memory.path / ".amem" / "index.db"
     memory.close()
     # The index as it was before the times were found.
     db = sqlite3.connect(path)

@@ -7,16 +7,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from amem_cli import timeutil
 from amem_cli.errors import UsageError
 from amem_cli.timeutil import to_datetime
 
 UTC = timezone.utc
-
-
-@pytest.fixture(autouse=True)
-def auto_order(monkeypatch):
-    monkeypatch.setattr(timeutil, "date_order", "auto")
 
 
 def local(*args) -> datetime:
@@ -63,32 +57,36 @@ def test_what_is_not_a_date_is_refused(value):
         to_datetime(value)
 
 
-def test_a_slashed_date_that_reads_both_ways_is_refused_until_the_order_is_set(monkeypatch):
+def test_a_slashed_date_that_reads_both_ways_is_refused_until_the_order_is_set():
     with pytest.raises(UsageError) as refused:
         to_datetime("05/08/2024")
     assert "date_order" in refused.value.hint
-    monkeypatch.setattr(timeutil, "date_order", "day-first")
-    assert to_datetime("05/08/2024").date() == datetime(2024, 8, 5).date()
-    assert to_datetime("12/29/23").date() == datetime(2023, 12, 29).date()  # no doubt: the setting is not asked
-    monkeypatch.setattr(timeutil, "date_order", "month-first")
-    assert to_datetime("05/08/2024").date() == datetime(2024, 5, 8).date()
-    assert to_datetime("05.08.2024").date() == datetime(2024, 8, 5).date()  # dotted: day first whatever the setting
+    assert to_datetime("05/08/2024", "day-first").date() == datetime(2024, 8, 5).date()
+    assert to_datetime("12/29/23", "day-first").date() == datetime(2023, 12, 29).date()  # no doubt: the order is not asked
+    assert to_datetime("05/08/2024", "month-first").date() == datetime(2024, 5, 8).date()
+    assert to_datetime("05.08.2024", "month-first").date() == datetime(2024, 8, 5).date()  # dotted: day first whatever the order
 
 
-def test_the_setting_reaches_the_dates_a_vault_reads(tmp_path, monkeypatch):
-    from amem_cli.config import load_settings
-    from amem_cli.container import Container
+def test_each_vault_reads_dates_in_its_own_order(tmp_path):
+    """Two vaults open in one process, each with its own `date_order`: each reads a new
+    note's date, and a date a person wrote into a note file, its own way."""
+    from amem_cli import AgentMemory
 
-    (tmp_path / "v").mkdir()
-    c = Container(load_settings({"AMEM_DATE_ORDER": "month-first"}, dir=str(tmp_path / "v"), embedder="fake", llm="none"),
-                  create=True)
+    (tmp_path / "us").mkdir()
+    (tmp_path / "uk").mkdir()
+    us = AgentMemory(tmp_path / "us", embedder="fake", llm="none", date_order="month-first")
+    uk = AgentMemory(tmp_path / "uk", embedder="fake", llm="none", date_order="day-first")
     try:
-        note = c.notes.add("Dentist at nine", created_at="05/08/2024 09:00")
-        assert note.created_at.date() == datetime(2024, 5, 8).date()
+        for mem, day in ((us, datetime(2024, 5, 8).date()), (uk, datetime(2024, 8, 5).date())):
+            assert mem.add("Dentist at nine", created_at="05/08/2024 09:00").created_at.date() == day
+            (mem.path / "by-hand.md").write_text("---\ncreated: 05/08/2024\n---\nWritten by hand.\n", encoding="utf-8")
+            mem.sync()
+            assert mem.get("by-hand").created_at.date() == day
     finally:
-        c.close()
+        us.close()
+        uk.close()
     with pytest.raises(UsageError, match="date_order"):
-        load_settings({"AMEM_DATE_ORDER": "sideways"}, dir=str(tmp_path / "v"))
+        AgentMemory(tmp_path / "us", embedder="fake", llm="none", date_order="sideways")
 
 
 def test_offsets_are_kept_as_written():

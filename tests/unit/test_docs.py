@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import facade_on
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -114,16 +115,14 @@ def test_environment_variables_in_the_table_are_read():
 
 def served_tools(vault: Path) -> dict[str, dict]:
     """Each tool the MCP server serves -> its input JSON schema."""
-    from amem_cli.config import load_settings
-    from amem_cli.container import Container
     from amem_cli.mcp_tools import build
     from amem_cli.server.worker import Turn
 
-    c = Container(load_settings(dir=str(vault), embedder="fake", llm="none"))
+    facade = facade_on(vault)
     try:
-        tools = asyncio.run(build(c, Turn(), threading.Event()).list_tools())
+        tools = asyncio.run(build(facade, Turn(), threading.Event()).list_tools())
     finally:
-        c.close()
+        facade.close()
     return {tool.name: tool.input_schema for tool in tools}
 
 

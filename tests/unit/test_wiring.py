@@ -74,7 +74,8 @@ LAYERS = [
                                          "amem_cli.watch", "amem_cli.llm", "amem_cli.embed", "amem_cli.redact",
                                          "amem_cli.transcripts", "amem_cli.config"]),
     ("base", ["amem_cli.models", "amem_cli.errors", "amem_cli.ids", "amem_cli.timeutil", "amem_cli.time_phrases", "amem_cli.utf8",
-              "amem_cli.places", "amem_cli.links", "amem_cli.text", "amem_cli.secret_formats", "amem_cli.escapes"]),
+              "amem_cli.places", "amem_cli.links", "amem_cli.text", "amem_cli.secret_formats", "amem_cli.escapes",
+              "amem_cli.wire", "amem_cli.records", "amem_cli.global_options"]),
 ]
 # `amem serve` runs the warm server in the foreground: the one command that is the daemon.
 ALLOWED = {("amem_cli.cli.commands.server", "amem_cli.server.daemon")}
@@ -104,6 +105,14 @@ def test_no_module_imports_a_layer_above_its_own():
     assert upward == []
 
 
+def test_only_the_operations_layer_reaches_the_container():
+    """Every way in goes through the operations: no entry module (the CLI, the servers, MCP)
+    and no other module of the façade layer (the Python API, the server's client and its
+    workers) imports the container; the operations build it."""
+    importers = {m for m, found in modules().items() if "amem_cli.container" in found}
+    assert importers == {"amem_cli.operations"}
+
+
 def test_the_servers_import_no_cli_and_no_typer():
     """The warm server and the MCP server serve the façade; the CLI is only a client."""
     for name, found in modules().items():
@@ -119,3 +128,43 @@ def test_the_quick_readers_path_imports_no_typer():
     found = modules()
     for name in path:
         assert not {i for i in found[name] if i.startswith(("typer", "click", "amem_cli.cli.app", "amem_cli.cli.commands"))}, name
+
+
+# What the composition root builds: a name (or an attribute) for one of these is a part.
+PARTS = {"c", "container", "facade", "index", "indexer", "vectors", "embedder", "writer", "pipeline", "notes", "search",
+         "importer", "ingester", "doctor", "queue", "llm", "vault", "trash", "worker"}
+
+
+def changed_from_outside(path: Path) -> list[str]:
+    """Where `path` assigns an attribute of a part that is not its own (`c.llm = ...`,
+    `indexer.on_edit = ...`, `self._c.x = ...`) or of one of amem's modules (a process-wide
+    global: `timeutil.date_order = ...`), or fills an object's `__dict__`."""
+    found = []
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+               and (node.level or (node.module or "").startswith("amem_cli")) for alias in node.names}
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            continue
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            for sub in ast.walk(target):
+                if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Attribute) and sub.value.attr == "__dict__":
+                    found.append(f"{path.name}:{node.lineno}: {ast.unparse(target)}")
+                if not (isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store)):
+                    continue
+                chain, base = [], sub.value  # the names the assigned attribute hangs from
+                while isinstance(base, ast.Attribute):
+                    chain.insert(0, base.attr)
+                    base = base.value
+                chain.insert(0, base.id if isinstance(base, ast.Name) else "?")
+                names = {name.lstrip("_") for name in (chain[1:] if chain[0] == "self" else chain)}
+                if names & PARTS or (chain[0] in modules and len(chain) == 1):
+                    found.append(f"{path.name}:{node.lineno}: {ast.unparse(target)}")
+    return found
+
+
+def test_no_part_is_changed_from_outside_once_built():
+    """A container, a facade and each service get what they need at construction (a
+    server's hooks, the model and its wrapper, the date order): no module assigns an
+    attribute of one it did not build itself, nor fills an object's `__dict__`."""
+    assert [where for path in sorted(PACKAGE.rglob("*.py")) for where in changed_from_outside(path)] == []

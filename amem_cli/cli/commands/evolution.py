@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
+from ...wire import Boxes, Evolve, History, Process, Stats, Undo
 from ..app import call, command
 from ..options import IdArg, JsonOpt
 from ..output import console, escape, print_json, printable
@@ -16,20 +17,20 @@ from ..output import console, escape, print_json, printable
 @command("boxes")
 def boxes(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """List the boxes notes are filed in, with how many notes each holds."""
-    rows = call(ctx, "boxes", {})
+    rows = call(ctx, Boxes())
     if json_output:
         print_json(rows)
     elif not rows:
         console.print("[dim]No boxes yet.[/]")
     else:
         for row in rows:
-            console.print(f"{row['notes']:>5}  {escape(row['box'])}")
+            console.print(f"{row.notes:>5}  {escape(row.box)}")
 
 
 @command("history")
 def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
     """Show how amem changed a note (evolution; fields derived again after you edited its text), oldest first, as diffs."""
-    revisions = call(ctx, "history", {"id": note_id})
+    revisions = call(ctx, History(note_id))
     if json_output:
         print_json(revisions)
         return
@@ -37,11 +38,11 @@ def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) ->
         console.print(f"[dim]{escape(note_id)} has not been changed by amem.[/]")
         return
     for r in revisions:
-        cause = f" after {r['cause']}" if r["cause"] else ""
-        by = f" [dim]({escape(r['model'])})[/]" if r["model"] else ""  # none: the deterministic method
-        console.print(f"[bold]revision {r['seq']}[/] {escape(str(r['at']))}{escape(cause)}{by}")
-        before = [f"context: {r['old_context']}", f"tags: {', '.join(r['old_tags'])}"]
-        after = [f"context: {r['new_context']}", f"tags: {', '.join(r['new_tags'])}"]
+        cause = f" after {r.cause}" if r.cause else ""
+        by = f" [dim]({escape(r.model)})[/]" if r.model else ""  # none: the deterministic method
+        console.print(f"[bold]revision {r.seq}[/] {escape(str(r.at))}{escape(cause)}{by}")
+        before = [f"context: {r.old_context}", f"tags: {', '.join(r.old_tags)}"]
+        after = [f"context: {r.new_context}", f"tags: {', '.join(r.new_tags)}"]
         for line in difflib.unified_diff(before, after, "before", "after", lineterm="", n=0):
             style = "green" if line.startswith("+") else "red" if line.startswith("-") else "dim"
             console.print(f"[{style}]{escape(line)}[/]")
@@ -50,25 +51,25 @@ def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) ->
 @command("undo")
 def undo(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
     """Restore a note's file as it was before amem's last change to it, byte for byte."""
-    note = call(ctx, "undo", {"id": note_id})
+    note = call(ctx, Undo(note_id))
     if json_output:
         print_json(note)
     else:
-        typer.echo(f"restored {printable(note['id'])}")
+        typer.echo(f"restored {printable(note.id)}")
 
 
 @command("stats")
 def stats(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """How the link graph has grown: links per note, components, diameter, clustering."""
-    st = call(ctx, "stats", {})
+    st = call(ctx, Stats())
     if json_output:
         print_json(st)
         return
-    console.print(f"notes {st['notes']}, boxes {st['boxes']}")
-    console.print(f"links {st['links']} ({st['links_per_note']} per note), sequence links {st['sequence_links']}")
-    approx = "" if st["diameter_exact"] else " (estimated)"
-    console.print(f"components {st['components']}, largest {st['largest_component']} notes, diameter {st['diameter']}{approx}")
-    console.print(f"average clustering coefficient {st['clustering']}")
+    console.print(f"notes {st.notes}, boxes {st.boxes}")
+    console.print(f"links {st.links} ({st.links_per_note} per note), sequence links {st.sequence_links}")
+    approx = "" if st.diameter_exact else " (estimated)"
+    console.print(f"components {st.components}, largest {st.largest_component} notes, diameter {st.diameter}{approx}")
+    console.print(f"average clustering coefficient {st.clustering}")
 
 
 @command("evolve")
@@ -79,16 +80,16 @@ def evolve(
     json_output: JsonOpt = False,
 ) -> None:
     """Link a note again and let the notes it links evolve (context and tags)."""
-    result = call(ctx, "evolve", {"id": note_id, "dry_run": dry_run})
+    result = call(ctx, Evolve(note_id, dry_run=dry_run))
     if json_output:
         print_json(result)
         return
     verb = "would" if dry_run else "did"
-    if not result["links"] and not result["evolutions"]:
+    if not result.links and not result.evolutions:
         console.print(f"[dim]Nothing to change for {escape(note_id)}.[/]")
-    for target in result["links"]:
+    for target in result.links:
         console.print(f"{verb} link {escape(note_id)} -> {escape(target)}")
-    for target, changes in result["evolutions"].items():
+    for target, changes in result.evolutions.items():
         for key, value in changes.items():
             shown = ", ".join(value) if isinstance(value, list) else value
             console.print(f"{verb} change {escape(target)} {escape(key)}: {escape(str(shown))}")
@@ -108,15 +109,15 @@ def process(
     """Do the queued model work (build, link, evolve) now, with a progress bar."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    args = {"limit": limit, "seconds": None if until is None else seconds_until(until)}
+    request = Process(limit=limit, seconds=None if until is None else seconds_until(until))
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   disable=json_output, transient=True) as bar:
         task = bar.add_task("Processing", total=None)
-        result = call(ctx, "process", args, progress=lambda n, total: bar.update(task, completed=n, total=total))
+        result = call(ctx, request, progress=lambda n, total: bar.update(task, completed=n, total=total))
     if json_output:
         print_json(result)
     else:
-        console.print(f"Processed {len(result['processed'])} notes; {result['queued']} still queued.")
+        console.print(f"Processed {len(result.processed)} notes; {result.queued} still queued.")
 
 
 def seconds_until(text: str) -> int:

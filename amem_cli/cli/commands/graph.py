@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
+from ...wire import Graph
 from ..app import call, command
 from ..completions import complete_formats, complete_ids
 from ..options import BoxOpt, JsonOpt, TagOpt, local_path
@@ -50,16 +51,16 @@ def graph(
         raise UsageError(f"--json prints JSON, not {fmt}", hint="leave out one of --json and --format")
     kind = "html" if html else fmt or ("json" if json_output and not output else "mermaid")
     target = html or output
-    g = call(ctx, "graph", {"format": kind, "around": around, "depth": depth, "tags": tag, "boxes": box})
-    text = g["text"]
+    g = call(ctx, Graph(format=kind, around=around, depth=depth, tags=tag, boxes=box))
+    text = g.text
     if target is None:  # a terminal, perhaps: a file gets the text as it is
         typer.echo(json_printable(text) if kind == "json" else printable(text, lines=True), nl=False)
         return
     _write(target, text)
     if json_output:
-        print_json({"file": str(target), "format": kind, "nodes": g["nodes"], "edges": g["edges"]})
+        print_json({"file": str(target), "format": kind, "nodes": g.nodes, "edges": g.edges})
     else:
-        console.print(f"Wrote {escape(str(target))}: {g['nodes']} notes, {g['edges']} edges.")
+        console.print(f"Wrote {escape(str(target))}: {g.nodes} notes, {g.edges} edges.")
 
 
 def _write(path: Path, text: str) -> None:

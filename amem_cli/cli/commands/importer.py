@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from ...places import hidden
+from ...wire import Import
 from ..app import call, command, session
 from ..confirm import confirm_large
 from ..options import JsonOpt, NoRedactOpt, NoWaitOpt, WaitOpt, YesOpt, local_path
@@ -52,26 +54,26 @@ def import_(
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr, disable=not stderr.is_terminal, transient=True) as bar:
         task = bar.add_task("Importing", total=None)
-        report = call(ctx, "import", {"path": where, "wait": wait, "batch": batch, "redact": not no_redact, "stdin": stdin},
+        report = call(ctx, Import(where, wait=wait, batch=batch, redact=not no_redact, stdin=stdin),
                       progress=lambda done, total: bar.update(task, completed=done, total=total))
-    for problem in report["problems"]:
+    for problem in report.problems:
         err_console.print(escape(problem))
-    for warning in report["warnings"]:
+    for warning in report.warnings:
         warn(warning)
     if json_output:
         print_json(report)
     else:
-        n = len(report["ids"])
+        n = len(report.ids)
         summary = [f"imported {n} note{'' if n == 1 else 's'}"]
-        if report["skipped"]:
-            summary.append(f"skipped {report['skipped']} (see above)")
-        if report["duplicates"]:
-            summary.append(f"skipped {report['duplicates']} already imported")
-        if report["redactions"]:
-            summary.append(f"redacted {report['redactions']} secret{'' if report['redactions'] == 1 else 's'}")
+        if report.skipped:
+            summary.append(f"skipped {report.skipped} (see above)")
+        if report.duplicates:
+            summary.append(f"skipped {report.duplicates} already imported")
+        if report.redactions:
+            summary.append(f"redacted {report.redactions} secret{'' if report.redactions == 1 else 's'}")
         console.print(", ".join(summary))
-        tell_queued(report["queued"], session(ctx).served)
-    if report["skipped"]:
+        tell_queued(report.queued, session(ctx).served)
+    if report.skipped:
         raise typer.Exit(1)
 
 
@@ -80,7 +82,7 @@ def _measure(stdin: str | None, path: Path) -> tuple[int, int]:
     if stdin is not None:
         return sum(1 for line in stdin.splitlines() if line.strip()), len(stdin.encode("utf-8", "surrogateescape"))
     if path.is_dir():
-        files = [f for f in path.rglob("*.md") if f.is_file() and not any(p.startswith(".") for p in f.relative_to(path).parts)]
+        files = [f for f in path.rglob("*.md") if f.is_file() and not any(map(hidden, f.relative_to(path).parts))]
         return len(files), sum(f.stat().st_size for f in files)
     try:
         with open(path, "rb") as fh:

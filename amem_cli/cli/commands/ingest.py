@@ -10,6 +10,7 @@ import typer
 
 from ...errors import NotFoundError, UsageError
 from ...utf8 import as_text, mend, raw_stdin, replaced
+from ...wire import Ingest
 from ..app import call, command, session
 from ..confirm import confirm_large
 from ..options import JsonOpt, NoRedactOpt, NoWaitOpt, WaitOpt, YesOpt, local_path
@@ -66,20 +67,18 @@ def ingest(
     notes = sum(len(split(read(text).messages, name)) for name, text in transcripts)
     size = sum(len(text.encode("utf-8", "surrogatepass")) for _, text in transcripts)
     confirm_large(session(ctx), f"ingest {_named(transcripts)}", notes, size, wait=wait, yes=yes)
-    reports = call(ctx, "ingest", {"transcripts": transcripts, "redact": not no_redact, "wait": wait})
+    reports = call(ctx, Ingest(transcripts, redact=not no_redact, wait=wait))
     if json_output:
-        total = {"ingested": 0, "skipped": 0, "redactions": 0, "ids": [], "similar": [], "queued": 0}
-        for report in reports:
-            for key in total:
-                total[key] += report[key]
-        print_json(total)
+        print_json({"ingested": sum(len(r.ids) for r in reports), "skipped": sum(r.skipped for r in reports),
+                    "redactions": sum(r.redactions for r in reports), "ids": [i for r in reports for i in r.ids],
+                    "similar": [s for r in reports for s in r.similar], "queued": sum(r.queued for r in reports)})
         return
     for r in reports:
-        typer.echo(f"ingested {len(r['ids'])} notes from {printable(r['name'])} ({r['redactions']} redactions, "
-                   f"{r['skipped']} already present)")
-        for s in r["similar"]:
+        typer.echo(f"ingested {len(r.ids)} notes from {printable(r.name)} ({r.redactions} redactions, "
+                   f"{r.skipped} already present)")
+        for s in r.similar:
             typer.echo(f"similar: {printable(s['id'])} ~ {printable(s['similar_to'])} ({s['score']:.2f})")
-    tell_queued(sum(r["queued"] for r in reports), session(ctx).served)
+    tell_queued(sum(r.queued for r in reports), session(ctx).served)
 
 
 def _named(transcripts: list[list[str]]) -> str:

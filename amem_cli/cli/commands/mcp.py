@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ..app import command, container
+from ..app import command, session
 from ..options import NoRedactOpt
 
 
@@ -15,4 +15,4 @@ def mcp(ctx: typer.Context, no_redact: NoRedactOpt = False) -> None:
     Secrets in added notes are redacted."""
     from ...mcp_tools import serve
 
-    serve(container(ctx, create=True), redact=not no_redact)
+    serve(session(ctx).told_settings(), redact=not no_redact)

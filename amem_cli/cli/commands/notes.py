@@ -11,8 +11,9 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
+from ...wire import Edit, Edited, Remove
 from .. import actions
-from ..app import call, command, container
+from ..app import call, command
 from ..completions import complete_boxes, complete_ids, complete_tags
 from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, NoRedactOpt, NoWaitOpt, SinceOpt, TagOpt, UntilOpt, WaitOpt
 from ..output import print_json, printable
@@ -65,25 +66,17 @@ def list_(
 @command("edit")
 def edit(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
     """Open a note in $EDITOR, then index the result."""
-    c = container(ctx)
-    c.vault.check_writable()  # before an editor opens a file it could not save
-    c.notes.get(note_id)  # an unknown id fails here, before an editor opens
-    rel = c.notes.path_of(note_id)
-    path = c.vault.abspath(rel)
+    path = call(ctx, Edit(note_id))
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
-        rc = subprocess.call([*shlex.split(editor), str(path)])
+        rc = subprocess.call([*shlex.split(editor), path])
     except OSError as exc:
         raise UsageError(f"cannot start the editor {editor!r}: {exc.strerror}", hint="set $EDITOR") from None
     if rc != 0:
         raise UsageError(f"the editor exited with status {rc}; the note was left as it is on disk")
-    problems = [e for e in c.indexer.sync().errors if e.startswith(rel)]
-    if problems:
-        raise UsageError(problems[0], hint="edit the note again to fix it; it is not indexed until then")
-    c.indexer.flush_vectors()
-    note = c.notes.get(note_id, sync=False)
+    note = call(ctx, Edited(note_id))
     if json_output:
-        print_json(note.to_dict())
+        print_json(note)
     else:
         typer.echo(printable(note.id))
 
@@ -106,9 +99,9 @@ def rm(
         names = ", ".join(printable(i) for i in note_ids)
         after = "for good" if purge else "(`amem undo ID` brings one back)"
         typer.confirm(f"Remove {len(note_ids)} note{'s' if len(note_ids) != 1 else ''} ({names}) {after}?", abort=True, err=True)
-    result = call(ctx, "rm", {"ids": note_ids, "purge": purge})
+    result = call(ctx, Remove(note_ids, purge=purge))
     if json_output:
-        print_json({"removed": result["removed"]})
+        print_json({"removed": result.removed})
     else:
-        for i in map(printable, result["removed"]):
-            typer.echo(f"removed {i}" + (f" (amem undo {i} brings it back)" if result["recoverable"] else ""))
+        for i in map(printable, result.removed):
+            typer.echo(f"removed {i}" + (f" (amem undo {i} brings it back)" if result.recoverable else ""))

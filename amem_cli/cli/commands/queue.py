@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
+from ...wire import CancelQueued, Queue
 from ..app import app, call, command, guarded
 from ..options import JsonOpt
 from ..output import console, escape, print_json, queue_line, snippet
@@ -29,19 +30,19 @@ def queue(
 
 
 def _list(s, limit: int, json_output: bool) -> None:
-    result = s.call("queue", {"limit": limit})
+    result = s.call(Queue(limit=limit))
     if json_output:
         print_json(result)
         return
-    for job in result["jobs"]:
-        state = job["state"]
+    for job in result.jobs:
+        state = job.state
         if state == "failed":
-            state = f"[red]failed {job['failures']}x[/]"
-        console.print(f"[bold]{escape(job['id'])}[/] [dim]{job['queued'][:19]}[/] {state} "
-                      f"{escape(snippet(job['content'] or '', 60))}")
-        if job["error"]:
-            console.print(f"    [dim]{escape(snippet(job['error'], 100))}[/]")
-    console.print(queue_line(result["summary"]))
+            state = f"[red]failed {job.failures}x[/]"
+        console.print(f"[bold]{escape(job.id)}[/] [dim]{job.queued[:19]}[/] {state} "
+                      f"{escape(snippet(job.content or '', 60))}")
+        if job.error:
+            console.print(f"    [dim]{escape(snippet(job.error, 100))}[/]")
+    console.print(queue_line(result.summary))
 
 
 @command("cancel", group=queue_app)
@@ -61,14 +62,14 @@ def cancel(
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   disable=json_output, transient=True) as bar:
         task = bar.add_task("Cancelling", total=None)
-        result = call(ctx, "queue_cancel", {"ids": None if all_ else ids},
+        result = call(ctx, CancelQueued(None if all_ else ids),
                       progress=lambda n, total: bar.update(task, completed=n, total=total))
     if json_output:
         print_json(result)
         return
-    n = len(result["cancelled"])
+    n = len(result.cancelled)
     console.print(f"cancelled the model's work on {n} note{'' if n == 1 else 's'}")
-    if result["running"]:
-        console.print(f"left {len(result['running'])} in hand to finish: {escape(' '.join(result['running']))}")
-    if result["not_queued"]:
-        raise UsageError(f"no queued work for {' '.join(result['not_queued'])}", hint="`amem queue` lists the queued work")
+    if result.running:
+        console.print(f"left {len(result.running)} in hand to finish: {escape(' '.join(result.running))}")
+    if result.not_queued:
+        raise UsageError(f"no queued work for {' '.join(result.not_queued)}", hint="`amem queue` lists the queued work")

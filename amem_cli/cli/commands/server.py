@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from ...errors import VaultError
+from ...places import INDEX_DIR
 from .. import actions
-from ..app import app, command, container, session
+from ..app import app, command, session
 from ..options import JsonOpt
 from ..output import console, printable
 
@@ -29,18 +30,19 @@ def serve(
     from ...server.client import call, socket_path
     from ...server.daemon import Server
 
-    c = container(ctx)
+    s = session(ctx)
+    index_dir = s.facade().index_dir
     try:
-        socket_path(c.vault.index_dir)
+        socket_path(index_dir)
     except OSError as exc:
         raise VaultError(str(exc), hint="set XDG_RUNTIME_DIR to a folder only you can use, or use a shorter vault path") from None
     try:
-        if call(c.vault.index_dir, {"op": "ping"}, timeout=2).get("ok"):
+        if call(index_dir, {"op": "ping"}, timeout=2).get("ok"):
             # (the words and exit code of the daemon's own lock check, which a racing start meets instead)
             raise VaultError("another amem server is serving this vault", hint="`amem server status` shows it")
     except (OSError, ValueError):
         pass  # nobody listening: ours to start
-    Server(c.settings, idle_timeout=idle_timeout, settings_now=session(ctx).settings).run()
+    Server(s.facade().settings, idle_timeout=idle_timeout, settings_now=s.settings).run()
 
 
 def _root(ctx: typer.Context):
@@ -63,7 +65,7 @@ def stop(ctx: typer.Context) -> None:
     import json
 
     try:  # written by the server when it starts listening
-        pid = int(json.loads((_root(ctx) / ".amem" / "server.json").read_text())["pid"])
+        pid = int(json.loads((_root(ctx) / INDEX_DIR / "server.json").read_text())["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         pid = None
     if _ask(ctx, "stop") is None:
@@ -109,7 +111,7 @@ def logs(
     lines: Annotated[int, typer.Option("--lines", "-n", min=1, help="How many of the last lines.")] = 50,
 ) -> None:
     """The end of the server's log (.amem/server.log)."""
-    path = container(ctx).vault.index_dir / "server.log"
+    path = session(ctx).facade().index_dir / "server.log"
     if not path.exists():
         console.print("no server log yet")
         return

@@ -7,13 +7,12 @@ from typing import Annotated
 
 import typer
 
-from ..app import call, command, container, run_settings
+from ...errors import InconsistentError, UsageError
+from ...wire import Config, Doctor, Init, Reindex, VaultStatus
+from ..app import call, command, session
 from ..completions import complete_config_actions, complete_profiles
 from ..options import JsonOpt
-from ...errors import InconsistentError, UsageError
 from ..output import console, escape, print_json, queue_line, warn
-
-GITIGNORE = "# amem's index is derived from the notes: `amem reindex` rebuilds it.\n.amem/\n"
 
 
 @command("init")
@@ -26,26 +25,11 @@ def init(
     json_output: JsonOpt = False,
 ) -> None:
     """Create a vault (a folder you may keep under git)."""
-    from ...config import VAULT_CONFIG, profile_toml, trust_vault
-    from ...vault import content_hash
-
-    toml = profile_toml(profile) if profile else None  # an unknown profile fails before anything is written
-    c = container(ctx, create=True)
-    if toml is not None:
-        if (c.vault.root / VAULT_CONFIG).exists():
-            raise UsageError(f"{c.vault.root / VAULT_CONFIG} exists already", hint="edit it, or remove it first")
-        c.vault.write_text(VAULT_CONFIG, toml)
-        trust_vault(c.vault.root)  # amem wrote it for this user: theirs, as long as it stays as written
-    gitignore = c.vault.root / ".gitignore"
-    if not gitignore.exists():
-        c.vault.write_text(".gitignore", GITIGNORE)
-    elif ".amem/" not in (ignored := gitignore.read_bytes()).decode("utf-8", errors="replace").split():
-        c.vault.write_text(".gitignore", ignored.decode("utf-8").rstrip("\n") + "\n" + GITIGNORE, expect_hash=content_hash(ignored))
-    report = c.indexer.sync()
+    ready = call(ctx, Init(profile))
     if json_output:
-        print_json({"vault": str(c.vault.root), "notes": c.index.count(), "indexed": report.added, "profile": profile})
+        print_json(ready)
     else:
-        console.print(f"Vault ready at [bold]{escape(str(c.vault.root))}[/] ({c.index.count()} notes"
+        console.print(f"Vault ready at [bold]{escape(ready.vault)}[/] ({ready.notes} notes"
                       + (f", profile {profile})." if profile else ")."))
 
 
@@ -60,7 +44,7 @@ def config(
     """Show the settings in effect (defaults < user config < vault amem.toml < AMEM_* < flags)."""
     if action != "show":
         raise UsageError(f"unknown config action {action!r}", hint="use `amem config show`")
-    settings = call(ctx, "config", {})
+    settings = call(ctx, Config())
     if json_output:
         print_json(settings)
     else:
@@ -94,7 +78,7 @@ def trust(
         for row in rows:
             console.print(f"{escape(row['vault'])}{state[row['changed']]}")
         return
-    vault = Path(run_settings(ctx).dir).expanduser().resolve()
+    vault = Path(session(ctx).settings().dir).expanduser().resolve()
     if revoke:
         done = revoke_trust(vault)
         if json_output:
@@ -128,31 +112,30 @@ def reindex(
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        data = call(ctx, "reindex", {}, progress=progress)
+        data = call(ctx, Reindex(), progress=progress)
     if json_output:
         print_json(data)
     else:
-        console.print(f"Indexed {data['notes']} notes, embedded {data['embedded']}.")
+        console.print(f"Indexed {data.notes} notes, embedded {data.embedded}.")
 
 
 @command("status")
 def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Counts, index health, files changed since the last index, the embedding model."""
-    result = call(ctx, "vault_status", {})
-    st = result["status"]
+    result = call(ctx, VaultStatus())
+    st = result.status
     if json_output:
         print_json(st)
         return
-    console.print(f"[bold]Vault[/] {escape(st['vault'])}")
-    if result["read_only"]:
-        console.print(f"  read-only: amem changes nothing in it; its index is kept in {escape(result['index_dir'])}")
-    console.print(f"  notes {st['notes']}, indexed {st['indexed']}, embedded {st['embedded']}, links {st['links']}, "
-                  f"boxes {st['boxes']}")
-    console.print(f"  files changed since the last index: {st['pending_changes']}")
-    model = f"{st['embedding_model']} ({st['embedding_dimensions']} dimensions)" if st["embedding_model"] else "none yet"
-    console.print(f"  embedding model: {escape(model)}; vectors: {escape(st['vector_store'])}")
-    console.print(f"  {queue_line(st['queue'])}")
-    for e in st["errors"]:
+    console.print(f"[bold]Vault[/] {escape(st.vault)}")
+    if result.read_only:
+        console.print(f"  read-only: amem changes nothing in it; its index is kept in {escape(result.index_dir)}")
+    console.print(f"  notes {st.notes}, indexed {st.indexed}, embedded {st.embedded}, links {st.links}, boxes {st.boxes}")
+    console.print(f"  files changed since the last index: {st.pending_changes}")
+    model = f"{st.embedding_model} ({st.embedding_dimensions} dimensions)" if st.embedding_model else "none yet"
+    console.print(f"  embedding model: {escape(model)}; vectors: {escape(st.vector_store)}")
+    console.print(f"  {queue_line(st.queue)}")
+    for e in st.errors:
         console.print(f"  [red]problem:[/] {escape(e)}")
 
 
@@ -165,27 +148,27 @@ def doctor(
     json_output: JsonOpt = False,
 ) -> None:
     """Check that the files, the index, the vectors, the links and the queue agree."""
-    result = call(ctx, "doctor", {"fix": fix})
-    report = result["report"]
+    result = call(ctx, Doctor(fix=fix))
+    report = result.report
     if json_output:
         print_json(report)
-        if not report["ok"]:
+        if not report.ok:
             raise typer.Exit(InconsistentError.exit_code)
         return
-    for line in report["fixed"]:
+    for line in report.fixed:
         console.print(f"fixed: {escape(line)}")
-    for line in report["warnings"]:
+    for line in report.warnings:
         warn(line)
-    for problem in report["problems"]:
-        console.print(f"[red]problem:[/] {escape(problem['kind'] + ': ' + problem['detail'])}")
-        if problem["hint"]:
-            console.print(f"  [dim]{escape(problem['hint'])}[/]")
-    if not report["ok"]:
-        if result["for_a_person"]:
+    for problem in report.problems:
+        console.print(f"[red]problem:[/] {escape(problem.kind + ': ' + problem.detail)}")
+        if problem.hint:
+            console.print(f"  [dim]{escape(problem.hint)}[/]")
+    if not report.ok:
+        if result.for_a_person:
             hint = "edit the files named above; `--fix` never changes what a person wrote"
         elif fix:
             hint = "see the problems above"
         else:
             hint = "run `amem doctor --fix` to repair the index from the files"
-        raise InconsistentError(report["summary"], hint=hint)
-    console.print(report["summary"].capitalize() + ".")
+        raise InconsistentError(report.summary(), hint=hint)
+    console.print(report.summary().capitalize() + ".")
