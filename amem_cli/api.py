@@ -17,8 +17,9 @@ from .operations import Facade
 from .services.context import build_context
 from .services.notes import new_note
 from .wire import (
-    Add, AddMany, AddNote, Block, Doctor, DoctorReport, Evolve, EvolveResult, History, Import, ImportReport, ListNotes, Process,
-    Queue, QueueResult, Reindex, ReindexResult, Remove, Revision, Search, Show, Status, Sync, Undo, VaultStatus,
+    Add, AddMany, AddNote, Block, BoxesRebuilt, Doctor, DoctorReport, Evolve, EvolveResult, History, Import, ImportReport,
+    ListNotes, Process, Queue, QueueResult, RebuildBoxes, Reindex, ReindexResult, Remove, Revision, Search, Show, Status,
+    Sync, Undo, VaultStatus,
 )
 
 
@@ -126,14 +127,17 @@ class AgentMemory:
         after: str | None = None,
         defer: bool = False,
         redact: bool = True,
+        boxes: Iterable[str] | None = None,
     ) -> Note:
         """Add one note; `after` continues the sequence of an existing note; `defer`
         stores it at once and queues the model's work (when there is a model) for
         `process()`. Secrets (API keys, tokens, passwords) become `[REDACTED:kind]` unless
-        `redact=False`."""
+        `redact=False`. `boxes`: yours to give (else amem files the note into the vault's
+        topics)."""
         return self._facade.run(Add(
             content, keywords=_listed(keywords), tags=_listed(tags), context=context, created_at=_text(created_at),
             metadata=None if metadata is None else dict(metadata), after=after, wait=not defer, redact=redact,
+            boxes=_listed(boxes),
         )).note
 
     def add_many(
@@ -159,6 +163,11 @@ class AgentMemory:
     def process(self, limit: int | None = None) -> list[str]:
         """Do the deferred work (construction, links, evolution); returns the notes done."""
         return self._facade.run(Process(limit=limit)).processed
+
+    def rebuild_boxes(self) -> BoxesRebuilt:
+        """`amem boxes --rebuild`: file the notes amem filed into the vault's topics again
+        (the boxes a person gave or moved notes into stay); each note moved is a revision."""
+        return self._facade.run(RebuildBoxes())
 
     def delete(self, note_id: str, *, purge: bool = False) -> Note:
         """Remove a note (and the links to it); `undo(note_id)` brings it back, for

@@ -51,7 +51,9 @@ class Settings:
     link_threshold: float = 0.5  # cosine similarity a link candidate needs
     max_links: int = 3  # links a new note makes at most
     link_choice: str = "similarity"  # which candidates are linked: "similarity" (the nearest) or "model" (it picks)
-    max_boxes: int = 2  # boxes a new note is filed in at most
+    # How alike a box's notes are: the mean cosine similarity of their vectors a group of
+    # notes needs to be a box (higher: more, smaller boxes; see "Boxes" in the README).
+    box_similarity: float = 0.3
     # The fields the model writes ("keywords,tags,context,boxes,evolution", "all"); the others
     # are the deterministic method's. "auto": MEASURED_MODEL_FIELDS.
     model_fields: str = "auto"
@@ -105,14 +107,14 @@ def model_fields(settings: Settings) -> frozenset[str]:
 EMBEDDERS = ("onnx", "sentence-transformers", "fake")
 
 PROFILES: dict[str, dict[str, Any]] = {
-    # few boxes, only close links, fast
-    "personal": {"link_threshold": 0.6, "max_links": 2, "max_boxes": 1},
-    # many boxes, a team's topics cross
-    "team": {"link_threshold": 0.5, "max_links": 3, "max_boxes": 3},
+    # only close links, fast
+    "personal": {"link_threshold": 0.6, "max_links": 2},
+    # more links: a team's topics cross
+    "team": {"link_threshold": 0.5, "max_links": 3},
     # a low threshold and more candidates: more linking, more evolution
-    "research": {"link_threshold": 0.35, "link_k": 10, "max_links": 5, "max_boxes": 2},
+    "research": {"link_threshold": 0.35, "link_k": 10, "max_links": 5},
     # speed first: no model, deterministic building and linking
-    "agent": {"llm": "none", "link_k": 3, "max_links": 2, "max_boxes": 1},
+    "agent": {"llm": "none", "link_k": 3, "max_links": 2},
 }
 
 
@@ -328,6 +330,10 @@ def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str
     if settings.link_choice not in ("similarity", "model"):
         raise UsageError(f"unknown link_choice {settings.link_choice!r}", hint="use 'similarity' (default) or 'model'")
     unknown = sorted(model_fields(settings) - set(MODEL_FIELDS))
+    if "boxes" in unknown:
+        raise UsageError("boxes are no model field: they are the vault's topics, found among all its notes",
+                         hint=f"leave 'boxes' out of model_fields (a list of: {', '.join(MODEL_FIELDS)}); "
+                              "`amem boxes --rebuild` files the notes again")
     if unknown:
         raise UsageError(
             f"unknown model field {unknown[0]!r} in model_fields",
@@ -335,6 +341,9 @@ def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str
         )
     if settings.threads < 0:
         raise UsageError(f"threads must be 0 (automatic) or more, not {settings.threads}")
+    if not 0 < settings.box_similarity < 1:
+        raise UsageError(f"box_similarity must be between 0 and 1, not {settings.box_similarity}",
+                         hint="0.3 is the default; higher gives more, smaller boxes")
     if settings.date_order not in DATE_ORDERS:
         raise UsageError(f"unknown date_order {settings.date_order!r}", hint="use 'auto' (default), 'day-first' or 'month-first'")
     if settings.server not in ("auto", "off"):

@@ -29,8 +29,11 @@ NOTE_KEYS = (
 GENERATED = "amem_generated"
 # Metadata key listing the fields the deterministic method wrote in a model's place.
 FALLBACKS = "amem_fallbacks"
-# What a model may write for a note (the `model_fields` setting chooses).
-MODEL_FIELDS = ("keywords", "tags", "context", "boxes", "evolution")
+# Metadata key holding the boxes amem filed the note in, as it wrote them (see `Note.filed`).
+FILED = "amem_boxes"
+# What a model may write for a note (the `model_fields` setting chooses). Not boxes: they
+# are the vault's topics, found among all its notes (`steps.boxes`), not one note's field.
+MODEL_FIELDS = ("keywords", "tags", "context", "evolution")
 
 
 @dataclass
@@ -85,6 +88,16 @@ class Note:
         those the deterministic method wrote in its place (`metadata.amem_fallbacks`)."""
         fallbacks = [str(f) for f in self.metadata.get(FALLBACKS) or [] if isinstance(f, str)]
         return list(dict.fromkeys([*self.generated, *fallbacks]))
+
+    @property
+    def filed(self) -> bool:
+        """Whether the note's boxes are amem's: those it filed the note in (recorded in
+        `metadata.amem_boxes`), not a person's own choice (given, or changed by hand)."""
+        return bool(self.boxes) and self.metadata.get(FILED) == self.boxes
+
+    def filed_in(self, boxes: list[str]) -> "Note":
+        """The note filed by amem in `boxes` (recorded as amem's)."""
+        return replace(self, boxes=list(boxes), metadata={**self.metadata, FILED: list(boxes)})
 
     def with_generated(self, fields: list[str]) -> dict[str, Any]:
         """The note's metadata with `fields` added to those a model wrote."""

@@ -31,9 +31,9 @@ from .llm.base import LLM
 from .models import Note, SearchHit
 from .places import INDEX_DIR
 from .wire import (
-    Add, AddMany, AddNote, Block, BlockResult, BoxCount, Boxes, CancelQueued, CancelResult, Config, Doctor,
+    Add, AddMany, AddNote, Block, BlockResult, BoxCount, Boxes, BoxesRebuilt, CancelQueued, CancelResult, Config, Doctor,
     DoctorResult, Edit, Edited, EvolveResult, Evolve, Graph, GraphResult, History, Import, ImportReport, Ingest,
-    IngestReport, Init, InitResult, Job, ListNotes, NoteFile, Process, ProcessResult, Queue, QueueResult, Reindex,
+    IngestReport, Init, InitResult, Job, ListNotes, NoteFile, Process, ProcessResult, Queue, QueueResult, RebuildBoxes, Reindex,
     ReindexResult, Remove, Request, Revision, Search, Show, Stats, Sync, Undo, VaultStatus, VaultStatusResult,
 )
 
@@ -431,6 +431,14 @@ def init(call: Call, req: Init) -> InitResult:
 @operation(Boxes, fresh=True)
 def boxes(call: Call, req: Boxes) -> list[BoxCount]:
     return [BoxCount(box=box, notes=n) for box, n in call.container.index.boxes()]
+
+
+@operation(RebuildBoxes, fresh=True)
+def rebuild_boxes(call: Call, req: RebuildBoxes) -> BoxesRebuilt:
+    """See `Pipeline.rebuild_boxes`."""
+    call.container.vault.check_writable()
+    done = call.container.notes.pipeline.rebuild_boxes()
+    return BoxesRebuilt(**{**done, "boxes": [BoxCount(box=box, notes=n) for box, n in done["boxes"]]})
 
 
 @operation(Stats, fresh=True)

@@ -16,9 +16,10 @@ note's fields as stored at the end go to `benchmarks/judging/candidates/METHOD.j
 `fields_judge.py make-packets`. Printed, measured here apart from amem's own checks:
 - keywords and tags that are not words of the note (made up), per note and in all;
 - agreement with the person's keywords (a keyword matches when one holds the other, case aside);
-- boxes: the share of notes in boxes of 3 or more, purity against the person's topics
-  (a note counts for its topic or `topic_also`), the biggest box's share, the boxes named by
-  a stop word or a file extension;
+- boxes, as the notes were added and after `amem boxes --rebuild`: the share of notes in
+  boxes of 3 or more (not the inbox), purity against the person's topics (a note counts for
+  its topic or `topic_also`), the biggest box's share, the boxes named by a stop word or a
+  file extension, and all the boxes' names (to look for verbs);
 - contexts equal to the note's first sentence, and empty ones;
 - contexts that tell a kind ("A decision, ..."), and those whose kind the person's tags or
   context name too (a kind the person does not name is likely false).
@@ -71,9 +72,11 @@ def box_figures(boxes: list[list[str]], gold: list[set[str]]) -> dict:
     total = sum(len(m) for m in members.values())
     pure = sum(max(Counter(t for i in m for t in gold[i]).values()) for m in members.values())
     named_badly = sorted(b for b in sizes if b.casefold() in STOP or b.casefold() in EXTENSIONS)
+    topics = Counter({b: n for b, n in sizes.items() if b != "inbox"})
     return {"boxes": len(sizes), "in boxes of 3+": sum(in_big) / len(boxes), "purity": pure / total if total else 0.0,
-            "biggest": max(sizes.values()) / len(boxes) if sizes else 0.0, "biggest box": sizes.most_common(1),
-            "named by a stop word or extension": named_badly}
+            "biggest": max(topics.values()) / len(boxes) if topics else 0.0, "biggest box": topics.most_common(1),
+            "inbox": sizes["inbox"] / len(boxes), "named by a stop word or extension": named_badly,
+            "names": ", ".join(f"{b} {n}" for b, n in sizes.most_common())}
 
 
 class KeptReplies:
@@ -123,6 +126,8 @@ def run(args) -> dict:
             note = mem.get(ids[n["id"]])
             rows.append({"id": n["id"], "text": n["text"], "created": n["created"], "method": args.method,
                          "keywords": note.keywords, "tags": note.tags, "context": note.context, "boxes": note.boxes})
+        mem.rebuild_boxes()
+        rebuilt = [mem.get(ids[r["id"]]).boxes for r in rows]
     out = HERE / "judging" / "candidates" / f"{args.method}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
@@ -134,13 +139,14 @@ def run(args) -> dict:
         person_total += len(mine)
         kw_hits += sum(any(k.casefold() in m or m in k.casefold() for m in mine) for k in r["keywords"])
     made = [(r["id"], v) for r in rows for v in r["keywords"] + r["tags"] if made_up(v, r["text"])]
+    topics = [{person[r["id"]]["topic"], person[r["id"]].get("topic_also", person[r["id"]]["topic"])} for r in rows]
     return {
         "method": args.method, "notes": len(rows), "candidates": str(out),
         "made-up keywords and tags": len(made), "notes with one": len({i for i, _ in made}), "examples": made[:8],
         "keywords agreeing with the person's": kw_hits / kw_total if kw_total else 0.0,
         "keywords per note": kw_total / len(rows),
-        "boxes": box_figures([r["boxes"] for r in rows],
-                             [{person[r["id"]]["topic"], person[r["id"]].get("topic_also", person[r["id"]]["topic"])} for r in rows]),
+        "boxes": box_figures([r["boxes"] for r in rows], topics),
+        "boxes after amem boxes --rebuild": box_figures(rebuilt, topics),
         "contexts equal to the first sentence": sum(r["context"].strip().casefold() == first_sentence(r["text"]).casefold() for r in rows),
         "empty contexts": sum(not r["context"] for r in rows),
         **kind_figures(rows, person),

@@ -393,6 +393,13 @@ class SqliteIndex:
     def boxes(self) -> list[tuple[str, int]]:
         return [tuple(r) for r in self.db.execute("SELECT box, count(*) FROM note_boxes GROUP BY box ORDER BY 2 DESC, 1")]
 
+    def box_notes(self, boxes: Iterable[str]) -> dict[str, list[str]]:
+        """{box: the ids of its notes} for these boxes (none for a box no note is in)."""
+        out: dict[str, list[str]] = {}
+        for box, note_id in rows_in(self.db, "SELECT box, note_id FROM note_boxes WHERE box {in} ORDER BY note_id", boxes):
+            out.setdefault(box, []).append(note_id)
+        return out
+
     # -- embeddings bookkeeping ------------------------------------------
     def pending_embeddings(self) -> list[str]:
         rows = self.db.execute("SELECT id FROM notes WHERE embedded_hash IS NULL OR embedded_hash != text_hash")
@@ -457,6 +464,21 @@ class SqliteIndex:
             if word and self.db.execute(sql, [_phrase(word), most + 1]).fetchone()[0] <= most:
                 kept.append(word)
         return kept
+
+    def notes_with(self, phrases: Iterable[str], without: Iterable[str] = ()) -> dict[str, int]:
+        """{phrase: how many notes hold it in their text or keywords}, by the full-text
+        index ("billing-api": the words billing, api one after the other); the notes
+        `without` (ids) not counted."""
+        without = list(without)
+        out = {}
+        for phrase in dict.fromkeys(p for p in phrases if p):
+            match = "{content keywords} : " + _phrase(phrase)
+            found = self.db.execute("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?", [match]).fetchone()[0]
+            if found and without:
+                found -= sum(n for (n,) in rows_in(
+                    self.db, "SELECT count(*) FROM notes_fts WHERE id {in} AND notes_fts MATCH ?", without, match))
+            out[phrase] = found
+        return out
 
     def substring_search(self, words: list[str], limit: int, filters: NoteFilter = NoteFilter()) -> list[tuple[str, float]]:
         """Notes holding each text as a substring, case aside: trigram matches for texts of

@@ -106,12 +106,11 @@ class NoteService:
         self.prepare(notes, embed=embed, defer=defer)
         return self.store(notes, chain=chain, after=after, embed=embed, defer=defer)
 
-    def prepare(self, notes: list[Note], *, embed: bool = True, defer: bool = False, boxes: dict | None = None) -> None:
+    def prepare(self, notes: list[Note], *, embed: bool = True, defer: bool = False) -> None:
         """The first half of `add_notes`: check the notes and build them (the pipeline's
-        keywords, tags, context, boxes), then start embedding them in the background, so
-        the files are written meanwhile. An import prepares the next batch before it
-        stores this one; `boxes` ({box: notes}) carries the boxes of batches prepared but
-        not yet stored."""
+        keywords, tags, context), then start embedding them in the background, so the
+        files are written meanwhile. An import prepares the next batch before it stores
+        this one."""
         self.vault.check_writable()  # before the model's work, not after it
         self.indexer.sync()
         if len({n.id for n in notes}) != len(notes):
@@ -121,7 +120,7 @@ class NoteService:
                 raise UsageError("the note is empty", hint="give the note some text")
         # A note is complete when stored: with the model's work queued, the deterministic
         # method writes every field now, and the model replaces those it writes later.
-        self.pipeline.construct(notes, boxes=boxes, model=not defer)
+        self.pipeline.construct(notes, model=not defer)
         if embed:
             self.indexer.prefetch(notes)
 

@@ -8,7 +8,6 @@ backend itself is unusable) propagates.
 from __future__ import annotations
 
 from amem_cli.steps._common import StepStats
-from amem_cli.steps.boxes import BoxDecision, classify_boxes
 from amem_cli.steps.construct import Construction, construct, extract_keywords, note_context
 from amem_cli.steps.evolve import (
     Evolution,
@@ -23,7 +22,6 @@ from amem_cli.steps.evolve import (
 from amem_cli.steps.link import Candidate, LinkDecision, choose_links
 
 __all__ = [
-    "BoxDecision",
     "Candidate",
     "Construction",
     "Evolution",
@@ -34,7 +32,6 @@ __all__ = [
     "NewNote",
     "StepStats",
     "choose_links",
-    "classify_boxes",
     "construct",
     "decide_evolution",
     "decide_evolutions",

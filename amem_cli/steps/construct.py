@@ -31,7 +31,7 @@ _JOINERS = frozenset({"of"})
 # A note's kind is looked for this far into it (a long note's start says enough).
 _KIND_CHARS = 2000
 # Output tokens asked for per missing field.
-_TOKENS = {"keywords": 60, "tags": 40, "context": 80, "boxes": 24}
+_TOKENS = {"keywords": 60, "tags": 40, "context": 80}
 
 
 @dataclass(kw_only=True)
@@ -44,9 +44,6 @@ class Construction(StepStats):
     # Where each field came from: "user", "llm" or "fallback" (the model's output unusable, or
     # the model not asked for it: recorded alike, so a person's edit derives it again).
     sources: dict[str, str] = field(default_factory=dict)
-    # The box names the model proposed in the same call, unchecked (`classify_boxes` checks
-    # them); None when it was not asked for boxes, or gave no answer.
-    boxes: list[Any] | None = None
 
 
 def construct(
@@ -60,17 +57,13 @@ def construct(
     max_keywords: int = MAX_KEYWORDS,
     max_tags: int = MAX_TAGS,
     model_fields: Collection[str] = FIELDS,
-    boxes: Sequence[tuple[str, int]] | None = None,
-    max_boxes: int = 2,
     created: datetime | None = None,
 ) -> Construction:
     """Keywords (most important first), tags and context for `content`. The model is asked
     only for the missing fields in `model_fields`; the others are the deterministic
-    method's, recorded as fallbacks. `boxes` (the existing boxes offered, (name, notes)):
-    when the model is asked anyway, it is asked in the same call for the note's boxes too
-    (`Construction.boxes`), saving the boxes step its own call. `created`: when the note
-    was written (the deterministic context says it). Never raises on bad model output;
-    `LLMError` (backend unusable) propagates."""
+    method's, recorded as fallbacks. `created`: when the note was written (the
+    deterministic context says it). Never raises on bad model output; `LLMError` (backend
+    unusable) propagates."""
     content = content or ""
     given_keywords = _given_list(keywords)
     given_tags = _given_list(tags)
@@ -91,19 +84,15 @@ def construct(
     asked = [name for name in missing if name in model_fields]
     data: dict[str, Any] = {}
     if content.strip() and asked:
-        asked += ["boxes"] if boxes is not None else []
         parsed = ask(
             llm,
-            prompts.construct_messages(content, asked, keywords=given_keywords, tags=given_tags, boxes=boxes or ()),
-            prompts.construct_schema(asked, max_boxes),
+            prompts.construct_messages(content, asked, keywords=given_keywords, tags=given_tags),
+            prompts.construct_schema(asked),
             max_tokens=sum(_TOKENS[m] for m in asked) + 10,
             stats=result,
         )
         if parsed is not None and parsed.data is not None:
             data = parsed.data
-            if "boxes" in asked and "boxes" in data:  # (else the boxes step asks on its own)
-                raw = data["boxes"]
-                result.boxes = raw if isinstance(raw, list) else [raw] if isinstance(raw, str) else []
 
     # A transcript's speaker labels ("assistant: ...") are not what a note is about.
     said = without_speakers(content)

@@ -86,7 +86,7 @@ def test_construction_fills_what_the_user_did_not_give(scripted):
     assert note.keywords == ["Postgres migration", "deploy"]
     assert note.tags == ["incident"]  # given: kept, not replaced
     assert note.context == "A deploy failed on a Postgres table lock."
-    assert note.boxes == ["migrations"]  # a new box, named after the note
+    assert note.boxes == ["inbox"]  # alone: no topic yet
     assert "amem_fallbacks" not in note.metadata
     assert read(mem, note.id).keywords == note.keywords
 
@@ -120,7 +120,7 @@ def test_unusable_model_output_falls_back_and_is_recorded(vault):
     assert note.content == DEPLOY  # always stored
     assert note.keywords and note.tags
     assert note.context == ""  # the deterministic one: "The deploy failed ..." names no kind, so none
-    assert set(note.metadata["amem_fallbacks"]) == {"keywords", "tags", "context", "boxes"}
+    assert set(note.metadata["amem_fallbacks"]) == {"keywords", "tags", "context"}
 
 
 def test_links_run_both_ways_in_files_and_index(scripted):
@@ -211,7 +211,7 @@ def test_cli_boxes_history_and_undo(vault, scripted):
     runner = CliRunner()
     base = ["--dir", str(vault), "--embedder", "fake"]
     res = runner.invoke(app, [*base, "boxes"])
-    assert res.exit_code == 0 and "migrations" in res.output
+    assert res.exit_code == 0 and "    2  inbox" in res.output
     res = runner.invoke(app, [*base, "history", old.id])
     assert res.exit_code == 0
     assert "-context: Migration policy." in res.output and "+context: The night-time migration policy" in res.output
@@ -364,16 +364,17 @@ CHAT = [
 ]
 
 
-def test_people_who_speak_in_a_chat_get_no_box_and_a_heading_label_still_can(vault):
+def test_people_who_speak_in_a_chat_name_no_box_and_a_heading_label_still_can(vault):
     with AgentMemory(vault, embedder="fake", llm="none") as mem:
         chat = mem.add_many({"content": c} for c in CHAT)
-        assert all(box not in ("ann", "bob") for n in chat for box in n.boxes)
-        later = mem.add("Ann: Bob, the telescope mount arrived today.")  # one note, its speakers known from the vault
-        assert not {"ann", "bob"} & set(later.boxes)
-        # A label that only heads notes is no speaker of a conversation: its box is allowed.
-        labelled = mem.add_many({"content": c, "tags": ["postgres"]} for c in
-                                ["Postgres: vacuum the users table weekly.", "Postgres: index the orders table."])
-        assert labelled[0].boxes == labelled[1].boxes == ["postgres"]
+        assert {"Ann", "Bob"} <= {k for n in chat for k in n.keywords}  # their names are words of the turns
+        later = mem.add("Ann: Bob, the telescope mount arrived today.")  # its speakers known from the vault
+        boxes = {b for n in [*chat, later] for b in mem.get(n.id).boxes}
+        assert boxes - {"inbox"} and not {"ann", "bob"} & boxes  # filed, under no speaker's name
+        # A label that only heads notes is no speaker of a conversation: a box may be named so.
+        labelled = [mem.add(c) for c in ["Postgres: vacuum the users table weekly.", "Postgres: index the orders table.",
+                                         "Postgres: vacuum the orders table after bulk deletes."]]
+        assert [mem.get(n.id).boxes for n in labelled] == [["postgres"]] * 3
 
 
 def test_conversation_speakers_are_those_who_answer_and_are_answered(vault):
@@ -384,13 +385,6 @@ def test_conversation_speakers_are_those_who_answer_and_are_answered(vault):
         assert internals(mem).index.conversation_speakers() == {"Ann", "Bob"}
 
 
-def test_a_note_about_a_speaker_that_is_no_turn_may_be_boxed_under_their_name(vault):
-    with AgentMemory(vault, embedder="fake", llm="none") as mem:
-        mem.add_many({"content": c} for c in CHAT)
-        about = mem.add("Dinner with Bob on Friday: he wants to borrow the telescope.", tags=["bob"])
-        assert about.boxes == ["bob"]
-
-
 def test_an_add_with_queued_model_work_leaves_a_complete_file_at_once(vault):
     """A note whose model work is queued is stored with the deterministic keywords, tags,
     boxes and links at once (not empty until the queue runs), its fields owed to the model."""
@@ -399,6 +393,6 @@ def test_an_add_with_queued_model_work_leaves_a_complete_file_at_once(vault):
         note = mem.add(DEPLOY, defer=True)
         assert queued(mem) == [first.id, note.id]
         stored = read(mem, note.id)  # the file, as an editor or `cat` sees it now
-        assert stored.keywords and stored.tags and stored.boxes and first.id in stored.links
+        assert stored.keywords and stored.tags and stored.boxes and stored.filed and first.id in stored.links
         assert stored.context == ""  # "The deploy failed ...": no kind its lead names, so none, never its first sentence
-        assert set(stored.metadata["amem_fallbacks"]) == {"keywords", "tags", "context", "boxes"}  # owed to the model
+        assert set(stored.metadata["amem_fallbacks"]) == {"keywords", "tags", "context"}  # owed to the model

@@ -78,7 +78,8 @@ def test_an_edit_of_the_text_derives_the_models_fields_again_at_once(mem):
     assert after.content == NEW
     assert not any(fact in words_of(after) for fact in OLD_FACTS)
     assert after.context == note_context(NEW, note.created_at)  # the deterministic method's, meanwhile
-    assert set(after.derived) == {"keywords", "tags", "context", "boxes"} and after.generated == []
+    assert set(after.derived) == {"keywords", "tags", "context"} and after.generated == []
+    assert after.boxes == note.boxes and after.filed  # its box, a topic of the vault, stays until a rebuild
     assert mem.get(note.id).context == after.context  # the index holds what the file holds
     # The model's work is queued, and said so in the file (the queue is in the index).
     assert QUEUED in after.metadata and queued(mem) == [note.id]
@@ -236,19 +237,3 @@ def test_a_person_who_keeps_saving_keeps_their_bytes(mem, monkeypatch):
     assert path.read_bytes() == saves[-1]
     # (read without a sync, which would derive from the last save)
     assert index_rows(mem.path, f"SELECT seq FROM revisions WHERE note_id = '{note.id}'") == []
-
-
-
-def test_boxes_derived_again_are_not_named_after_the_chats_speakers(vault):
-    def chat_model(messages, schema):  # keywords and tags naming the other speaker, as a small model might
-        fields = {"keywords": ["Bob", "telescope"], "tags": ["bob", "telescope"]}
-        return {k: v for k, v in fields.items() if k in schema.get("properties", {})} or None
-
-    chat = ["Ann: Bob, I bought the telescope.", "Bob: Nice, Ann! Seen the comet?", "Ann: Not yet, Bob."]
-    with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=chat_model)) as mem:
-        last = mem.add_many({"content": c} for c in chat)[-1]
-        assert "boxes" in last.derived
-        save(path_of(mem, last.id), lambda n: setattr(n, "content", "Ann: Bob, Bob, the clouds came back over the hill."))
-        mem.sync()
-        after = mem.get(last.id)
-        assert after.content.startswith("Ann: Bob, Bob,") and after.boxes and not {"ann", "bob"} & set(after.boxes)

@@ -20,7 +20,6 @@ from amem_cli.steps import (
     Neighbour,
     NewNote,
     choose_links,
-    classify_boxes,
     construct,
     decide_evolution,
     decide_evolutions,
@@ -29,7 +28,9 @@ from amem_cli.steps import (
     note_context,
 )
 from amem_cli.steps.construct import candidate_phrases, tags_from_keywords
+from amem_cli.steps import boxes as boxes_step
 from amem_cli.steps._text import grounded, slugify
+from amem_cli.steps.boxes import groups, name, namable, nearest, note_terms
 from amem_cli.text import STOPWORDS
 
 NOTE = (
@@ -502,92 +503,55 @@ def test_evolution_accepts_note_like_objects():
     assert ev.neighbour_id == "o"
 
 
-# -- boxes ---------------------------------------------------------------------------------
-
-EXISTING = {"databases": 5, "Travel": 2, "git": 1}
+# -- boxes: topics ----------------------------------------------------------------------
 
 
-def test_boxes_the_model_gave_with_the_note_are_checked_without_asking_again():
-    llm = ScriptedLLM([{"boxes": ["travel"]}])
-    d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=llm, proposed=["Database", "2019-03-24t", "Travel"])
-    assert d.boxes == ["databases"] and llm.calls == []  # Travel: an existing box the note does not fit
-    assert any("2019-03-24t" in p for p in d.problems) and any("Travel" in p for p in d.problems)
-    d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=llm, proposed=[])
-    assert d.fallback and d.boxes == ["databases"] and llm.calls == []
+def _unit(*rows):
+    import numpy as np
+
+    m = np.asarray(rows, dtype=float)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
 
 
-def test_construct_asks_for_the_boxes_in_the_same_call():
-    llm = ScriptedLLM([{"keywords": ["Postgres"], "tags": ["database"], "context": NOTE, "boxes": ["databases"]}])
-    c = construct(NOTE, llm=llm, boxes=[("databases", 5)], max_boxes=1)
-    assert len(llm.calls) == 1 and c.boxes == ["databases"]
-    assert llm.calls[0].schema["properties"]["boxes"]["maxItems"] == 1
-    assert "Existing boxes: " + prompts.fenced("databases (5)") in llm.calls[0].prompt
-    c = construct(NOTE, keywords=["Postgres"], tags=["db"], context="Given.", llm=llm, boxes=[("databases", 5)])
-    assert c.boxes is None and len(llm.calls) == 1  # nothing else to ask: the boxes step asks on its own
+def test_groups_are_average_linkage_of_alike_notes():
+    # Two tight pairs and a loner: each pair is one group (mean similarity ~1), the loner
+    # is alike neither pair on average, and the pairs are alike one another only at 0.
+    vectors = _unit([1, 0.05, 0], [1, -0.05, 0], [0, 1, 0.05], [0, 1, -0.05], [0.6, 0.6, 0.5])
+    assert groups(vectors, 0.9) == [[0, 1], [2, 3], [4]]
+    assert groups(vectors, 0.3) == [[0, 1, 4], [2, 3]]  # mean of the loner to the first pair: 0.6
+    assert groups(vectors, -1) == [[0, 1, 2, 3, 4]]
 
 
-def test_boxes_reuse_existing_with_case_and_plural():
-    d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=ScriptedLLM([{"boxes": ["Database"]}]))
-    assert d.boxes == ["databases"] and d.new_boxes == [] and d.fallback is False
-    d = classify_boxes("Travel plans for May.", [], [], EXISTING, llm=ScriptedLLM([{"boxes": ["travel"]}]))
-    assert d.boxes == ["Travel"]
+def test_groups_of_many_notes_are_made_a_chunk_at_a_time_to_the_same_result(monkeypatch):
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    centres = _unit(*rng.normal(size=(4, 16)))
+    vectors = _unit(*(centres[i % 4] + 0.1 * rng.normal(size=16) for i in range(40)))
+    whole = groups(vectors, 0.5)
+    monkeypatch.setattr(boxes_step, "CHUNK", 9)
+    assert groups(vectors, 0.5) == whole and len(whole) == 4
 
 
-def test_boxes_show_the_existing_boxes_the_note_fits_biggest_first():
-    llm = ScriptedLLM([{"boxes": ["databases"]}])
-    classify_boxes(NOTE, [], ["database", "git"], EXISTING, llm=llm)
-    assert "Existing boxes: " + prompts.fenced("databases (5), git (1)") in llm.calls[0].prompt
+def test_a_note_joins_the_topic_it_is_most_alike_when_alike_enough():
+    topics = {"a": (_unit([1, 0, 0])[0] * 3, 3), "b": (_unit([0, 1, 0])[0] * 3, 3)}
+    assert nearest(_unit([0.9, 0.3, 0])[0], topics, 0.5) == "a"
+    assert nearest(_unit([0.1, 0.1, 1])[0], topics, 0.5) is None
+    assert nearest(_unit([1, 0, 0])[0], {}, 0.5) is None
 
 
-def test_no_box_is_named_after_someone_who_speaks_in_the_vault():
-    turn = "Audrey: Hey Andrew! I got new collars and tags for my dogs, so cute!"
-    keywords, tags, existing = ["Hey Andrew", "Audrey", "collars"], ["andrew", "audrey", "collars"], {"andrew": 40}
-    assert classify_boxes(turn, keywords, tags, existing, llm=None).boxes == ["andrew"]  # without the list of speakers
-    people = ["Andrew", "Audrey"]
-    assert classify_boxes(turn, keywords, tags, existing, llm=None, people=people).boxes == ["collars"]
-    d = classify_boxes(turn, keywords, tags, existing, llm=None, people=people, proposed=["Andrew", "Hey Audrey"])
-    assert d.boxes == ["collars"] and sum("names someone who speaks" in p for p in d.problems) == 2
-    llm = ScriptedLLM([{"boxes": ["collars"]}, {"boxes": ["collars"]}])
-    classify_boxes(turn, keywords, tags, existing, llm=llm)
-    classify_boxes(turn, keywords, tags, existing, llm=llm, people=people)
-    assert "andrew (40)" in llm.calls[0].prompt and "andrew (40)" not in llm.calls[1].prompt  # not offered either
+def test_a_topic_is_named_by_its_most_distinctive_shared_term():
+    members = [{"billing-api", "billing", "api", "stripe"}, {"billing-api", "billing", "api", "invoice"}, {"api", "tokens"}]
+    vault = {"api": 40, "billing": 3, "billing-api": 3, "stripe": 2, "invoice": 9, "tokens": 5}
+    assert name(members, vault, 100) == "billing-api"  # as rare as "billing" in the vault: the phrase
+    assert name(members, vault, 100, taken={"billing-api"}) == "billing"
+    assert name([{"stripe"}, {"invoice"}], vault, 100) is None  # no term two of its notes share
 
 
-def test_new_box_is_slugged():
-    d = classify_boxes(NOTE, ["Postgres"], [], EXISTING, llm=ScriptedLLM([{"boxes": ["Postgres Migrations!"]}]))
-    assert d.boxes == ["postgres-migrations"] and d.new_boxes == ["postgres-migrations"]
-
-
-def test_invented_new_box_is_dropped_and_falls_back():
-    d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=ScriptedLLM([{"boxes": ["astronomy"]}]))
-    assert d.fallback is True and d.boxes == ["databases"]
-    assert any("astronomy" in p for p in d.problems)
-
-
-def test_a_box_named_by_numbers_alone_is_no_topic():
-    note = "Flight 1234567890 to Lisbon leaves in 2023."
-    d = classify_boxes(note, ["Lisbon"], ["2023", "travel"], {}, llm=ScriptedLLM([{"boxes": ["1234567890"]}]))
-    assert d.fallback is True and d.boxes == ["travel"]
-    assert classify_boxes(note, ["2023"], [], {}, llm=None).boxes == ["inbox"]
-
-
-def test_boxes_capped_and_deduped():
-    reply = {"boxes": ["databases", "Databases", "postgres", "deploy", "git"]}
-    d = classify_boxes(NOTE, ["Postgres"], ["database"], EXISTING, llm=ScriptedLLM([reply]), max_boxes=2)
-    assert d.boxes == ["databases", "postgres"]
-
-
-@pytest.mark.parametrize("reply", ["", "nonsense", '{"boxes": []}', '{"boxes": ["]]]"]}', None])
-def test_boxes_fallback_reuses_a_box_named_like_a_tag(reply):
-    d = classify_boxes(NOTE, ["deploy"], ["Git", "ops"], EXISTING, llm=ScriptedLLM([reply]))
-    assert d.fallback is True and d.boxes == ["git"]
-
-
-def test_boxes_fallback_opens_one_after_the_first_tag():
-    d = classify_boxes(NOTE, ["Postgres"], ["Night Ops", "x"], EXISTING, llm=NoLLM())
-    assert d.boxes == ["night-ops"] and d.new_boxes == ["night-ops"] and d.llm_calls == 0
-    assert classify_boxes(NOTE, ["Postgres"], [], {}, llm=None).boxes == ["postgres"]
-    assert classify_boxes("", [], [], {}, llm=None).boxes == ["inbox"]
+@pytest.mark.parametrize("term", ["decided", "prefers", "showed", "finally", "png", "json", "the", "week", "2024-03-29", "andrew"])
+def test_no_box_is_named_by_a_verb_a_stop_word_a_file_extension_a_date_or_a_speaker(term):
+    assert not namable(term, people={"andrew"})
+    assert note_terms([term, "Dolomites"], people={"andrew"}) == {"dolomites"}
 
 
 def test_slugify():
@@ -617,8 +581,6 @@ def test_steps_never_raise_on_model_output(reply):
     assert set(d.ids) <= {"id-a", "id-b", "id-c"} and len(d.ids) <= 2
     ev = propose_evolution(NEW, OLD, llm=ScriptedLLM([reply]))
     assert ev is None or set(ev.changes()) <= {"context", "tags"}
-    b = classify_boxes(NOTE, ["Postgres"], ["db"], EXISTING, llm=ScriptedLLM([reply]))
-    assert 1 <= len(b.boxes) <= 2
 
 
 def test_no_keyword_or_tag_outside_the_notes_words():

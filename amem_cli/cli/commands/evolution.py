@@ -8,15 +8,26 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
-from ...wire import Boxes, Evolve, History, Process, Stats, Undo
+from ...wire import Boxes, Evolve, History, Process, RebuildBoxes, Stats, Undo
 from ..app import call, command
 from ..options import IdArg, JsonOpt
 from ..output import console, escape, print_json, printable
 
 
 @command("boxes")
-def boxes(ctx: typer.Context, json_output: JsonOpt = False) -> None:
-    """List the boxes notes are filed in, with how many notes each holds."""
+def boxes(
+    ctx: typer.Context,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="File the notes amem filed into the vault's topics again; the boxes you gave or moved notes into stay.")] = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """List the boxes notes are filed in (topics of the vault's notes), with how many notes each holds."""
+    if rebuild:
+        done = call(ctx, RebuildBoxes())
+        if json_output:
+            print_json(done)
+            return
+        console.print(f"{done.filed} notes filed into {sum(b.box != 'inbox' for b in done.boxes)} boxes, {done.moved} "
+                      f"moved (`amem history ID`, `amem undo ID`); {done.kept} left as they are")
     rows = call(ctx, Boxes())
     if json_output:
         print_json(rows)
