@@ -51,9 +51,10 @@ class Settings:
     link_threshold: float = 0.5  # cosine similarity a link candidate needs
     max_links: int = 3  # links a new note makes at most
     link_choice: str = "similarity"  # which candidates are linked: "similarity" (the nearest) or "model" (it picks)
-    # How alike a box's notes are: the mean cosine similarity of their vectors a group of
-    # notes needs to be a box (higher: more, smaller boxes; see "Boxes" in the README).
-    box_similarity: float = 0.3
+    # How alike a box's notes are: the mean cosine similarity of their vectors, above what
+    # all the vault's notes share, a group of notes needs to be a box (higher: more,
+    # smaller boxes; see docs/how-it-works.md).
+    box_similarity: float = 0.2
     # The fields the model writes ("keywords,tags,context,boxes,evolution", "all"); the others
     # are the deterministic method's. "auto": MEASURED_MODEL_FIELDS.
     model_fields: str = "auto"
@@ -343,7 +344,7 @@ def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str
         raise UsageError(f"threads must be 0 (automatic) or more, not {settings.threads}")
     if not 0 < settings.box_similarity < 1:
         raise UsageError(f"box_similarity must be between 0 and 1, not {settings.box_similarity}",
-                         hint="0.3 is the default; higher gives more, smaller boxes")
+                         hint="0.2 is the default; higher gives more, smaller boxes")
     if settings.date_order not in DATE_ORDERS:
         raise UsageError(f"unknown date_order {settings.date_order!r}", hint="use 'auto' (default), 'day-first' or 'month-first'")
     if settings.server not in ("auto", "off"):

@@ -9,18 +9,23 @@ notes may join it.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from ..index.sqlite import SqliteIndex
 from ..models import Note
-from ..steps.boxes import DEFAULT_BOX, MIN_NOTES, groups, name, nearest, note_terms
+from ..steps.boxes import DEFAULT_BOX, MIN_NOTES, centred, groups, name, nearest, note_terms, vault_mean
 from .indexer import Indexer
 from .writer import NoteWriter
 
 # The nearest notes whose boxes a new note may join, or with which (in the inbox) it may form one.
 NEIGHBOURS = 10
+# Index meta key: {"sum": the sum of the vectors of the notes filed so far, "count": how
+# many}, the vault's mean vector notes are centred on (`steps.boxes.centred`): kept as notes
+# come, made exact by `amem boxes --rebuild`.
+VAULT_MEAN = "boxes_vault_mean"
 
 
 def amems(note: Note) -> bool:
@@ -47,6 +52,12 @@ class BoxFiler:
         if not todo:
             return {}
         order = {n.id: k for k, n in enumerate(notes)}
+        total, count = self._vault_sum([n.id for n in todo], len(vectors[todo[0].id]))
+        means = {}  # the vault's mean vector as it was when each note came
+        for note in todo:
+            total, count = total + np.asarray(vectors[note.id], dtype=np.float64), count + 1
+            means[note.id] = vault_mean(total, count)
+        self._keep_vault_sum(total, count)
         nearest_notes = self.indexer.nearest_many([vectors[n.id] for n in todo], NEIGHBOURS + len(notes))
         known = self.index.get_many({i for hits in nearest_notes for i, _ in hits}, links=False)
         known.update({n.id: n for n in todo})
@@ -60,10 +71,10 @@ class BoxFiler:
 
         for note, hits in zip(todo, nearest_notes):
             later = [n.id for n in notes[order[note.id] + 1:]]
-            vector = np.asarray(vectors[note.id], dtype=np.float64)
+            vector, mean = np.asarray(vectors[note.id], dtype=np.float64), means[note.id]
             near = [i for i, _ in hits if i != note.id and i in known and order.get(i, -1) < order[note.id]][:NEIGHBOURS]
-            fits = {b: topics[b] for i in near for b in boxes[i] if b in topics}
-            if (box := nearest(vector, fits, self.similarity)) is not None:
+            fits = {b: (centred(*topics[b], mean), topics[b][1]) for i in near for b in boxes[i] if b in topics}
+            if (box := nearest(centred(vector, 1, mean), fits, self.similarity)) is not None:
                 move([note.id], box)
                 topics[box] = (topics[box][0] + vector, topics[box][1] + 1)
                 continue
@@ -73,7 +84,7 @@ class BoxFiler:
             alike = self.indexer.vectors_of(waiting)
             pool = [note.id, *(i for i in waiting if i in alike)]
             matrix = np.array([vector, *(alike[i] for i in pool[1:])], dtype=np.float64)
-            group = next(g for g in groups(matrix, self.similarity) if 0 in g)
+            group = next(g for g in groups(centred(matrix, 1, mean), self.similarity) if 0 in g)
             if len(group) < MIN_NOTES:
                 continue
             members = [pool[k] for k in group]
@@ -82,6 +93,22 @@ class BoxFiler:
                 move(members, box)
                 topics[box] = (matrix[group].sum(axis=0), len(group))
         return changes
+
+    def _vault_sum(self, exclude: Collection[str], dim: int) -> tuple[Any, int]:
+        """(sum, count) of the vectors of the vault's notes filed so far, as kept; when none
+        is kept (or one of another embedder), of all its embedded notes but `exclude`."""
+        import numpy as np
+
+        kept = json.loads(self.index.get_meta(VAULT_MEAN) or "null")
+        if kept and kept.get("embedder") == self.indexer.embedder().identity and len(kept["sum"]) == dim:
+            return np.asarray(kept["sum"], dtype=np.float64), int(kept["count"])
+        vectors = self.indexer.vectors_of(sorted(set(self.index.ids()) - set(exclude)))
+        return np.asarray(list(vectors.values()), dtype=np.float64).reshape(-1, dim).sum(axis=0), len(vectors)
+
+    def _keep_vault_sum(self, total: Any, count: int) -> None:
+        kept = {"embedder": self.indexer.embedder().identity, "sum": [round(float(x), 6) for x in total], "count": count}
+        with self.index.transaction():
+            self.index.set_meta(VAULT_MEAN, json.dumps(kept))
 
     def _topics(self, boxes: Collection[str]) -> dict[str, tuple[Any, int]]:
         """{box: (sum of its notes' vectors, notes)} for these boxes, as stored."""
@@ -123,15 +150,20 @@ class BoxFiler:
         notes = self.index.get_many(self.index.ids(), links=False)
         vectors = self.indexer.vectors_of(sorted(notes))
         ours = [i for i in sorted(notes) if amems(notes[i]) and i in vectors]
-        topics: dict[str, tuple[Any, int]] = {}
+        if not ours:
+            return {"filed": 0, "moved": 0, "kept": len(notes), "boxes": []}
+        everything = np.asarray(list(vectors.values()), dtype=np.float64)
+        self._keep_vault_sum(everything.sum(axis=0), len(vectors))
+        mean = vault_mean(everything.sum(axis=0), len(vectors))
+        topics: dict[str, tuple[Any, int]] = {}  # {box: (sum of its notes' vectors, centred: `centred`), notes}
         for i, note in notes.items():  # a person's boxes, as they are
             if i in vectors and not amems(note):
                 for box in note.boxes:
                     if box != DEFAULT_BOX:
                         total, count = topics.get(box, (0.0, 0))
-                        topics[box] = (total + np.asarray(vectors[i], dtype=np.float64), count + 1)
+                        topics[box] = (total + centred(np.asarray(vectors[i], dtype=np.float64), 1, mean), count + 1)
         theirs = set(topics)
-        matrix = np.array([vectors[i] for i in ours], dtype=np.float64).reshape(len(ours), -1)
+        matrix = centred(np.array([vectors[i] for i in ours], dtype=np.float64), 1, mean)
         filed: dict[str, str] = {}
         left: list[int] = []
         for group in sorted(groups(matrix, self.similarity), key=len, reverse=True):

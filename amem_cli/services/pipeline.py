@@ -43,7 +43,7 @@ class PipelineSettings:
     # the nearest notes ranked evidence a little higher than its picks (LoCoMo MRR +0.01
     # on both dev conversations) and the vault was built 9-21 % faster.
     link_choice: str = "similarity"
-    box_similarity: float = 0.3  # how alike a box's notes are (`steps.boxes`)
+    box_similarity: float = 0.2  # how alike a box's notes are (`steps.boxes`)
     # The fields the model writes (config.MODEL_FIELDS); the others are the deterministic method's.
     model_fields: frozenset[str] = frozenset(MODEL_FIELDS)
 

@@ -71,3 +71,33 @@ def test_boxes_are_no_model_field_and_their_similarity_is_a_share(tmp_path):
         load_settings(dir=str(tmp_path), model_fields="keywords,boxes")
     with pytest.raises(UsageError, match="box_similarity must be between 0 and 1"):
         load_settings(dir=str(tmp_path), box_similarity=1.5)
+
+
+
+# One chat: every turn opens with the same people and words; two topics run through it.
+CHAT = "Caroline told Melanie on the phone:"
+PAINTING = "watercolour painting lake sunset brushes canvas gallery colours".split()
+HIKING = "hiking boots mountain trail rain poles summit map".split()
+
+
+def test_what_every_note_of_a_vault_shares_makes_no_box(vault):
+    """Compared as they are, the chat's turns are all alike (their shared opening: 0.66 on
+    average across the two topics) and made one box; less what the vault's notes share,
+    the two topics are two boxes."""
+    import itertools
+
+    def turns(words):
+        return [f"{CHAT} {' '.join(c)}" for c in itertools.islice(itertools.combinations(words, 3), 15)]
+
+    with AgentMemory(vault, embedder="fake", llm="none") as mem:
+        notes = [mem.add(text) for pair in zip(turns(PAINTING), turns(HIKING)) for text in pair]
+        mem.rebuild_boxes()
+        painting = {tuple(boxes(mem, n.id)) for n in notes[0::2]}
+        hiking = {tuple(boxes(mem, n.id)) for n in notes[1::2]}
+        assert len(painting) == len(hiking) == 1 and painting != hiking and ("inbox",) not in painting | hiking
+
+
+def test_rebuild_of_an_empty_vault_files_nothing(vault):
+    with AgentMemory(vault, embedder="fake", llm="none") as mem:
+        done = mem.rebuild_boxes()
+        assert (done.filed, done.moved, done.kept, done.boxes) == (0, 0, 0, [])
