@@ -1,12 +1,13 @@
 # Two commands set everything up on a fresh machine:
 #   make demo   install amem and run it on the example vault with the bundled models
-#   make test   install what the tests need and run them
+#   make test   install what the tests need and run them (all of them: what CI runs)
+# While working: make test-fast (the unit and service tests, a few minutes).
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 DEMO := build/demo-vault
 
-.PHONY: install install-test demo test completions clean
+.PHONY: install install-test demo test test-fast completions clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +40,9 @@ ifneq ($(NO_NETWORK),)
 else
 	$(BIN)/python -m pytest -q
 endif
+
+test-fast: install-test
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/unit tests/services
 
 # The shell completion scripts in completions/ (committed; a test checks they are current).
 completions: install

@@ -14,13 +14,13 @@ from .config import Settings, load_settings
 from .llm.base import LLM
 from .models import Note, SearchHit, SyncReport
 from .operations import Facade
-from .services.context import build_context
+from .services.block import render_block
 from .services.notes import new_note
-from .wire import (
-    Add, AddMany, AddNote, Block, BoxesRebuilt, Doctor, DoctorReport, Evolve, EvolveResult, History, Import, ImportReport,
-    ListNotes, Process, Queue, QueueResult, RebuildBoxes, Reindex, ReindexResult, Remove, Revision, Search, Show, Status,
-    Sync, Undo, VaultStatus,
-)
+from .wire.intake import Import, ImportReport
+from .wire.editing import AddMany, AddNote, Evolve, EvolveResult, History, Remove, Revision, Undo
+from .wire.notes import Add, Block, ListNotes, Search, Show
+from .wire.queue import Process, Queue, QueueResult
+from .wire.vault import BoxesRebuilt, Doctor, DoctorReport, RebuildBoxes, Reindex, ReindexResult, Status, Sync, VaultStatus
 
 
 class UntrustedVaultWarning(UserWarning):
@@ -211,7 +211,7 @@ class AgentMemory:
         Only notes the query matched (as `amem context`): "" when it matched none. `top_k`:
         the old name of `limit`."""
         if not isinstance(query, str):
-            return build_context(query, max_tokens)
+            return render_block(query, max_tokens)
         return self._facade.run(Block(query, max_tokens=max_tokens, limit=limit if top_k is None else top_k)).block.context
 
     def history(self, note_id: str) -> list[Revision]:

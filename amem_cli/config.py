@@ -89,7 +89,7 @@ MODEL_CHOICE = ("llm", "model", "llm_url", "llm_model")
 # What a model writes by default: the fields both models measured by
 # benchmarks/note_quality.py (the bundled SmolLM2-135M-Instruct and Qwen2.5-Coder-1.5B)
 # wrote at least as well as the deterministic method; both lost on contexts and boxes
-# (the README gives the figures). A model not measured is not trusted with more.
+# (benchmarks/README.md gives the figures). A model not measured is not trusted with more.
 MEASURED_MODEL_FIELDS = ("keywords", "tags")
 
 

@@ -20,6 +20,7 @@ from .index.vectors import VectorIndex
 from .llm.base import LLM
 from .models import Note
 from .places import cache_root
+from .retrieve.fields import SearchFields
 from .services.importer import Importer
 from .services.indexer import Indexer
 from .services.ingest import Ingester
@@ -28,7 +29,7 @@ from .services.notes import NoteService
 from .services.pipeline import Pipeline, PipelineSettings
 from .services.search import RetrievalSettings, SearchService
 from .services.writer import NoteWriter
-from .steps.construct import PhraseVectors, unaided_notes
+from .steps.construct import PhraseVectors, deterministic_versions
 from .vault import Vault
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class Container:
 
     @shared
     def index(self) -> SqliteIndex:
-        return SqliteIndex(self.vault.index_dir / "index.db")
+        return SqliteIndex(self.vault.index_dir / "index.db", SearchFields())
 
     @shared
     def embedder(self) -> Embedder:
@@ -116,7 +117,7 @@ class Container:
         # follow; notes a person added get the work an added note gets (the pipeline is
         # built on this indexer, so it is asked for when a sync needs it).
         return Indexer(
-            self.vault, self.index, lambda: self.embedder, lambda: self.vectors, unaided_notes,
+            self.vault, self.index, lambda: self.embedder, lambda: self.vectors, deterministic_versions,
             sync_interval=self.settings.sync_interval, watch=self._watch,
             on_edit=self._rederive, on_new=self._queue_new,
         )

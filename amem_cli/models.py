@@ -145,7 +145,7 @@ class Note:
     def embedding_source(self) -> str:
         """What the note's vectors are made of (their hash tells when they are stale): the
         embedded text and the fields a model wrote, which its second vector is made
-        without (`steps.construct.unaided`)."""
+        without (`steps.construct.deterministic_version`)."""
         text = self.embedding_text()
         return f"{text}\x00{','.join(self.generated)}" if self.generated else text
 

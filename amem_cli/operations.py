@@ -12,7 +12,7 @@ The rules every way in shares live here, once: when the model's work is queued
 (`_search`); a read sees the files as they are now (`fresh`; the services' own reads
 sync too); what the index could not read is told once (`Facade.problems`).
 
-Adding an operation: a request and its result in `wire.py`, one function here
+Adding an operation: a request and its result in `wire/`, one function here
 registered for the request; the CLI, the server, MCP and the API reach it as they are.
 """
 
@@ -30,11 +30,16 @@ from .errors import UsageError
 from .llm.base import LLM
 from .models import Note, SearchHit
 from .places import INDEX_DIR
-from .wire import (
-    Add, AddMany, AddNote, Block, BlockResult, BoxCount, Boxes, BoxesRebuilt, CancelQueued, CancelResult, Config, Doctor,
-    DoctorResult, Edit, Edited, EvolveResult, Evolve, Graph, GraphResult, History, Import, ImportReport, Ingest,
-    IngestReport, Init, InitResult, Job, ListNotes, NoteFile, Process, ProcessResult, Queue, QueueResult, RebuildBoxes, Reindex,
-    ReindexResult, Remove, Request, Revision, Search, Show, Stats, Sync, Undo, VaultStatus, VaultStatusResult,
+from .wire import Request
+from .wire.intake import Import, ImportReport, Ingest, IngestReport
+from .wire.editing import (
+    AddMany, AddNote, Edit, Edited, EvolveResult, Evolve, History, NoteFile, Remove, Revision, Undo,
+)
+from .wire.notes import Add, Block, BlockResult, ListNotes, Search, Show
+from .wire.queue import CancelQueued, CancelResult, Job, Process, ProcessResult, Queue, QueueResult
+from .wire.vault import (
+    BoxCount, Boxes, BoxesRebuilt, Config, Doctor, DoctorResult, Graph, GraphResult, Init, InitResult, RebuildBoxes, Reindex, ReindexResult,
+    Stats, Sync, VaultStatus, VaultStatusResult,
 )
 
 Progress = Callable[[int, int | None], None]  # (done, total) of a long operation
@@ -122,10 +127,10 @@ class Facade:
         """How many jobs the queue holds. `apart`: read on a connection of its own, so a
         server answers `amem server status` without waiting for its turn on the index (None
         when it cannot be read so)."""
-        from .index.sqlite import job_total
+        from .index.jobs import job_total
 
         c = self._services()
-        return job_total(c.index.path) if apart else len(c.index.queued())
+        return job_total(c.index.path) if apart else len(c.index.jobs.queued())
 
     def close(self) -> None:
         if self._container is not None:
@@ -175,7 +180,7 @@ class Added:
 @dataclass
 class Shown:
     note: Note
-    related: dict[str, str | None] | None  # see `wire.ShowResult`
+    related: dict[str, str | None] | None  # see `wire.notes.ShowResult`
 
     def to_dict(self) -> dict[str, Any]:
         return self.note.to_dict() if self.related is None else {**self.note.to_dict(), "related": self.related}
@@ -345,10 +350,10 @@ def _search(call: Call, query: str, *, since: str | None, until: str | None, flo
 
 @operation(Block)
 def block(call: Call, req: Block) -> Found:
-    from .services.context import context_of
+    from .services.block import block_of
 
     hits = _search(call, req.query, limit=req.limit, tags=req.tags, boxes=req.boxes, since=req.since, until=req.until)
-    return Found(BlockResult(**context_of(req.query, (h.note for h in hits), req.max_tokens)), hits)
+    return Found(BlockResult(**block_of(req.query, (h.note for h in hits), req.max_tokens)), hits)
 
 
 # -- bringing notes in --------------------------------------------------------------
@@ -383,16 +388,16 @@ def process(call: Call, req: Process) -> ProcessResult:
     until = None if req.seconds is None else time.monotonic() + req.seconds
     c.indexer.flush_vectors()  # the vectors of notes written elsewhere first: a job links its note by them
     done = c.notes.pipeline.process(req.limit, progress=call.progress, until=until)
-    return ProcessResult(processed=done, queued=len(c.index.queued()))
+    return ProcessResult(processed=done, queued=len(c.index.jobs.queued()))
 
 
 @operation(Queue)
 def queue(call: Call, req: Queue) -> QueueResult:
     c = call.container
-    running = {n for n, _, _ in c.index.claims()} - {n for n, _ in c.queue.expired()}
+    running = {n for n, _, _ in c.index.jobs.claims()} - {n for n, _ in c.queue.expired()}
     jobs = [Job(id=j["note_id"], state="running" if j["note_id"] in running else "failed" if j["failures"] else "queued",
                 queued=j["queued"], failures=j["failures"], error=j["error"], content=j["content"])
-            for j in c.index.jobs(req.limit)]
+            for j in c.index.jobs.listing(req.limit)]
     return QueueResult(jobs=jobs, summary=c.queue.summary())
 
 
@@ -425,12 +430,12 @@ def init(call: Call, req: Init) -> InitResult:
     elif f"{INDEX_DIR}/" not in (ignored := gitignore.read_bytes()).decode("utf-8", errors="replace").split():
         c.vault.write_text(".gitignore", ignored.decode("utf-8").rstrip("\n") + "\n" + GITIGNORE, expect_hash=content_hash(ignored))
     report = c.indexer.sync()
-    return InitResult(vault=str(c.vault.root), notes=c.index.count(), indexed=report.added, profile=req.profile)
+    return InitResult(vault=str(c.vault.root), notes=c.index.notes.count(), indexed=report.added, profile=req.profile)
 
 
 @operation(Boxes, fresh=True)
 def boxes(call: Call, req: Boxes) -> list[BoxCount]:
-    return [BoxCount(box=box, notes=n) for box, n in call.container.index.boxes()]
+    return [BoxCount(box=box, notes=n) for box, n in call.container.index.notes.boxes()]
 
 
 @operation(RebuildBoxes, fresh=True)
@@ -472,7 +477,7 @@ def sync(call: Call, req: Sync):
 def reindex(call: Call, req: Reindex) -> ReindexResult:
     c = call.container
     report = c.indexer.reindex(progress=call.progress)
-    return ReindexResult(notes=c.index.count(), embedded=c.index.embedded_count(), errors=report.errors)
+    return ReindexResult(notes=c.index.notes.count(), embedded=c.index.notes.embedded_count(), errors=report.errors)
 
 
 @operation(VaultStatus)

@@ -98,9 +98,14 @@ class Record:
 
     @classmethod
     def hints(cls) -> dict[str, Any]:
-        """{field: its type}, the annotations read once (they are text until then)."""
+        """{field: its type}, read once from the annotations (evaluated, if a module keeps
+        them as text)."""
         if cls.__dict__.get("_hints") is None:
-            every = typing.get_type_hints(cls)
+            every: dict[str, Any] = {}
+            for kind in reversed(cls.__mro__):
+                every.update(kind.__dict__.get("__annotations__", {}))
+            if any(isinstance(every[name], str) for name in cls._fields):  # (annotations kept as text)
+                every = typing.get_type_hints(cls)
             cls._hints = {name: every[name] for name in cls._fields}
         return cls._hints
 

@@ -129,7 +129,7 @@ def race(vault: Path, adds: int, pause: float = 0.003, seed: int = 0, ways: tupl
     """Add `adds` notes through the warm server while the editor saves the hub."""
     from amem_cli.server.client import call
     from amem_cli.server.protocol import request_line
-    from amem_cli.wire import Add
+    from amem_cli.wire.notes import Add
 
     out = Outcome()
     amem(vault, "init")
@@ -176,7 +176,7 @@ def wait_for_queue(index_dir: Path, timeout: float = 600) -> int:
     """Until the server's worker has done the queued work of every add; the jobs left."""
     from amem_cli.server.client import call
     from amem_cli.server.protocol import request_line
-    from amem_cli.wire import Add
+    from amem_cli.wire.notes import Add
 
     deadline = time.monotonic() + timeout
     while (left := call(index_dir, {"op": "status"}).get("queued")) and time.monotonic() < deadline:

@@ -99,7 +99,7 @@ def embedding_alone(vault: Path, embedder: str) -> tuple[float, int]:
 
     with AgentMemory(vault, embedder=embedder, llm="none") as memory:
         index = services(memory).index
-        texts = [n.embedding_text() for n in index.get_many(index.ids()).values()]
+        texts = [n.embedding_text() for n in index.notes.get_many(index.notes.ids()).values()]
         model = services(memory).embedder
         model.embed(texts[:8])  # loaded and warm, as in the server
         t0 = time.perf_counter()

@@ -52,7 +52,7 @@ def main() -> None:
                 cpu = time.process_time() - start
                 print(f"reindex ({run}) of {args.notes} notes: {cpu:.2f} CPU s ({1000 * cpu / args.notes:.2f} ms a note)")
             edges = services(mem).index.db.execute("SELECT count(*) FROM links").fetchone()[0]
-            print(f"link rows: {edges}; status links: {services(mem).index.link_count()}")
+            print(f"link rows: {edges}; status links: {services(mem).index.links.count()}")
 
 
 if __name__ == "__main__":

@@ -227,8 +227,8 @@ def box_figures(memory) -> dict:
     """The vault's boxes: how many (the inbox aside), the share of its notes in one of 3 or
     more notes, the biggest one's share, the inbox's share."""
     index = services(memory).index
-    sizes = {box: n for box, n in index.boxes() if box != "inbox"}
-    notes = index.get_many(index.ids(), links=False).values()
+    sizes = {box: n for box, n in index.notes.boxes() if box != "inbox"}
+    notes = index.notes.get_many(index.notes.ids(), links=False).values()
     total = max(len(notes), 1)
     biggest = max(sizes, key=sizes.get, default="-")
     return {"boxes": len(sizes), "in 3+": sum(any(sizes.get(b, 0) >= 3 for b in n.boxes) for n in notes) / total,

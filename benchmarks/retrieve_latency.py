@@ -33,11 +33,11 @@ def main() -> None:
     if not (Path(args.vault) / ".amem").is_dir():  # AgentMemory would make an empty vault there
         sys.exit(f"retrieve_latency.py: {args.vault} is not a vault (no .amem/ in it); build one with benchmarks/shell.py --dir")
     with AgentMemory(args.vault, llm="none") as memory:
-        ids = services(memory).index.ids()
+        ids = services(memory).index.notes.ids()
         if not ids:
             sys.exit(f"retrieve_latency.py: {args.vault} holds no notes to ask about")
         step = max(1, len(ids) // args.queries)
-        notes = services(memory).index.get_many(ids[::step][: args.queries])
+        notes = services(memory).index.notes.get_many(ids[::step][: args.queries])
         queries = [" ".join(n.content.split()[:10]) for n in notes.values()]
         memory.retrieve("warm up", top_k=args.top_k)
         times = []

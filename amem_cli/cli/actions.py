@@ -10,15 +10,15 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
-from ..places import INDEX_DIR
-from ..steps.checks import repeats
-from ..wire import Add, Block, ListNotes, Search, Show
 from .output import console, day_of, echo, escape, print_json, printable, snippet, tell_queued, wait_choice
 from .session import Session, read_stdin
 
 
 def search(session: Session, query: str, limit: int, mode: str, tag: list[str] | None, box: list[str] | None,
            since: str | None, until: str | None, explain: bool, json_output: bool) -> None:
+    from ..steps.checks import repeats
+    from ..wire.notes import Search
+
     hits = session.call(Search(query, limit=limit, mode=mode, tags=tag, boxes=box, since=since, until=until))
     if json_output:
         print_json(hits)
@@ -46,6 +46,8 @@ def _explain(name: str, source: dict) -> str:
 
 def context(session: Session, query: str, max_tokens: int, limit: int, tag: list[str] | None, box: list[str] | None,
             since: str | None, until: str | None, json_output: bool) -> None:
+    from ..wire.notes import Block
+
     block = session.call(Block(query, max_tokens=max_tokens, limit=limit, tags=tag, boxes=box, since=since, until=until))
     if json_output:
         print_json(block)
@@ -56,6 +58,8 @@ def context(session: Session, query: str, max_tokens: int, limit: int, tag: list
 def add(session: Session, text: str | None, keyword: list[str] | None, tag: list[str] | None, context: str | None,
         box: list[str] | None, meta: list[str] | None, created: str | None, after: str | None, wait: bool,
         no_wait: bool, no_redact: bool, json_output: bool) -> None:
+    from ..wire.notes import Add
+
     metadata = _parse_meta(meta)
     note = session.call(Add(
         _read_text(text), keywords=keyword, tags=tag, context=context, boxes=box, metadata=metadata, created_at=created,
@@ -87,6 +91,9 @@ def _read_text(text: str | None) -> str:
 
 
 def show(session: Session, note_id: str, json_output: bool) -> None:
+    from ..steps.checks import repeats
+    from ..wire.notes import Show
+
     if json_output:
         print_json(session.call(Show(note_id)))
         return
@@ -127,6 +134,8 @@ def _glimpse(link: str, related: dict[str, str | None]) -> str:
 
 def list_(session: Session, tag: list[str] | None, box: list[str] | None, since: str | None, until: str | None,
           limit: int, json_output: bool) -> None:
+    from ..wire.notes import ListNotes
+
     notes = session.call(ListNotes(tags=tag, boxes=box, since=since, until=until, limit=limit))
     if json_output:
         print_json(notes)
@@ -162,6 +171,8 @@ def vault_root(session: Session):
 
 def ask_server(session: Session, op: str) -> dict | None:
     """The reply of the vault's server to one of its own requests (status, stop), or None when none runs."""
+    from ..places import INDEX_DIR
+
     from ..server.client import call
 
     try:

@@ -18,8 +18,9 @@ from .output import duration, err_console
 if TYPE_CHECKING:
     from .session import Session
 
-# The bundled model takes ~6-7 s a note on two cores (36 notes of a session: 4 min), so
-# 500 notes are about an hour of its work: past that, a person should say yes.
+# The bundled model takes ~0.7 s a note on two cores with the default fields, ~3.4 s with
+# every field (benchmarks/README.md), so 500 notes are 6 to 28 minutes of its work: past
+# that, a person should say yes.
 LARGE_NOTES = 500
 # For inputs whose notes are not counted before they are split: 2 MiB of text is about
 # 1,300 notes at the ~1.5 kB a note of an ingested text file.
@@ -31,7 +32,7 @@ def confirm_large(session: Session, what: str, notes: int, size: int, *, wait: b
     is large. Raises AmemError when the answer is no. Without a model (`--llm none`)
     there is no long work to warn of: the notes are stored at ~100 a second."""
     from ..llm import no_model
-    from ..wire import Queue
+    from ..wire.queue import Queue
 
     if yes or (notes <= LARGE_NOTES and size <= LARGE_BYTES) or no_model(session.settings().llm):
         return

@@ -121,7 +121,7 @@ def tell_queued(queued: int, served: bool) -> None:
 
 
 def queue_line(q) -> str:
-    """`amem queue`'s and `amem status`'s line (`q`: a `wire.QueueSummary`): jobs by state, and the time left."""
+    """`amem queue`'s and `amem status`'s line (`q`: a `wire.queue.QueueSummary`): jobs by state, and the time left."""
     if not (q.queued or q.running):
         return "queue: empty"
     parts = [f"{q.queued} queued", f"{q.running} running"]
@@ -160,14 +160,13 @@ def escape(text: str, *, lines: bool = False) -> str:
 
 
 def day_of(iso: str | None) -> str:
-    """The day of an ISO date-time a result carries (`2024-05-08`), or ''."""
+    """The day of an ISO date-time a result carries (`2024-05-08`, the year's four digits
+    whatever the year: `timeutil.day`, which a quick command does without importing), or ''."""
     if not iso:
         return ""
     from datetime import datetime
 
-    from ..timeutil import day
-
-    return day(datetime.fromisoformat(iso))
+    return datetime.fromisoformat(iso).date().isoformat()
 
 
 def snippet(text: str, width: int = 100) -> str:

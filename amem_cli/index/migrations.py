@@ -145,7 +145,8 @@ def m008_link_names(db):
         "CREATE INDEX note_names_note ON note_names(note_id)",
     ):
         db.execute(sql)
-    from .sqlite import NOTE_COLS, index_links, note_from_row  # here: sqlite.py imports this module
+    from .links import index_links  # here: the stores import this module (through `connection`)
+    from .notes import NOTE_COLS, note_from_row
 
     for row in db.execute(f"SELECT path, {NOTE_COLS} FROM notes").fetchall():
         index_links(db, note_from_row(row[1:]), row[0])
@@ -170,7 +171,7 @@ def m009_job_failures_and_times(db):
 @migrations()
 def m010_own_words(db):
     # The full-text row of a note a model wrote fields of holds the deterministic
-    # method's version of those fields (`SqliteIndex.mark_embedded`), made with its
+    # method's version of those fields (`NoteStore.mark_embedded`), made with its
     # vectors: embed those notes again so they have it.
     db.execute("ALTER TABLE notes ADD COLUMN own_words TEXT")
     db.execute(

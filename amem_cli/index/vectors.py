@@ -17,18 +17,18 @@ from ..errors import AmemError
 EF_SEARCH = 400
 
 
-# A note has one vector under its id, and a second one under id + OWN_WORDS when a model
+# A note has one vector under its id, and a second one under id + DETERMINISTIC_VECTOR when a model
 # wrote some of its fields (`Indexer._texts`). No note id holds a "#".
-OWN_WORDS = "#own"
+DETERMINISTIC_VECTOR = "#own"  # (the suffix's first name: "own words")
 
 
 def vector_ids(note_id: str) -> list[str]:
     """The ids a note's vectors may be stored under."""
-    return [note_id, note_id + OWN_WORDS]
+    return [note_id, note_id + DETERMINISTIC_VECTOR]
 
 
 def note_of(vector_id: str) -> str:
-    return vector_id.removesuffix(OWN_WORDS)
+    return vector_id.removesuffix(DETERMINISTIC_VECTOR)
 
 
 class VectorIndex(Protocol):

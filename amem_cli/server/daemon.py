@@ -19,18 +19,43 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
+from typing import Any
 
 from ..config import MODEL_CHOICE, Settings
 from ..errors import AmemError, UsageError, VaultError
 from ..llm import no_model
 from ..operations import Facade
-from ..records import Misfit, encode
-from ..wire import PROTOCOL, Request, Sync
+from ..records import Misfit, decode, encode
+from ..wire import PROTOCOL, Request, load_all
+from ..wire.vault import Sync
 from .client import settings_for, settings_key, socket_path
 from .protocol import MAX_REQUEST, READ_TIMEOUT, Envelope, Reply, error_reply, progress_event
 from .worker import QueueWorker, Turn, serving
 
 STOP_GRACE = 120.0  # seconds a stopping server waits for the commands it is running
+
+
+def read_request(op: Any, args: Any) -> Request:
+    """The request a client sent as JSON, checked against its type (`amem_cli.wire`); a
+    UsageError says what is wrong with it."""
+    requests = load_all()
+    kind = requests.get(op) if isinstance(op, str) else None
+    if kind is None:
+        raise UsageError(f"unknown operation {op!r}", hint=f"one of: {', '.join(sorted(requests))}")
+    if not isinstance(args, dict):
+        raise UsageError(f"the arguments of {op!r} are a JSON object, not {type(args).__name__}")
+    hints = kind.hints()
+    for key, value in args.items():
+        if key not in hints:
+            raise UsageError(f"{op!r} takes no argument {key!r}", hint=f"it takes: {', '.join(hints) or 'none'}")
+        try:
+            decode(hints[key], value)
+        except Misfit:
+            raise UsageError(f"{op!r}: {key!r} cannot be {value!r}") from None
+    missing = [name for name in kind._fields if name not in kind._defaults and name not in args]
+    if missing:
+        raise UsageError(f"{op!r} needs {', '.join(map(repr, missing))}")
+    return kind.from_json(args)
 
 
 class Server:
@@ -224,7 +249,7 @@ class Server:
             with self.turn.held():
                 self.requests += 1
                 try:
-                    asked = Request.read(envelope.op, envelope.args)
+                    asked = read_request(envelope.op, envelope.args)
                     if not asked.served:
                         raise UsageError(f"{asked.op!r} is done in the command's own process, not by a server")
                     value = facade.run(asked, warnings=notices,

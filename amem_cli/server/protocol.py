@@ -18,8 +18,6 @@ client ("here"), and tells it to stop the server ("settings") when the server's 
 settings changed since it started, or the client speaks another version of the wire.
 """
 
-from __future__ import annotations
-
 import os
 from typing import Any
 
@@ -48,7 +46,7 @@ class CommandSettings(Record):
 
 
 class Envelope(Record):
-    """A request line: the operation's name and arguments (checked by `wire.Request.read`)."""
+    """A request line: the operation's name and arguments (checked by `daemon.read_request`)."""
 
     op: str
     args: Any = {}

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from ..config import Settings
 from ..errors import AmemError, ConflictError
 from ..operations import Facade
-from ..wire import Process
+from ..wire.queue import Process
 
 log = logging.getLogger("amem.worker")
 

@@ -59,7 +59,7 @@ class BoxFiler:
             means[note.id] = vault_mean(total, count)
         self._keep_vault_sum(total, count)
         nearest_notes = self.indexer.nearest_many([vectors[n.id] for n in todo], NEIGHBOURS + len(notes))
-        known = self.index.get_many({i for hits in nearest_notes for i, _ in hits}, links=False)
+        known = self.index.notes.get_many({i for hits in nearest_notes for i, _ in hits}, links=False)
         known.update({n.id: n for n in todo})
         boxes = {i: list(n.boxes) for i, n in known.items()}
         topics = self._topics({b for bs in boxes.values() for b in bs if b != DEFAULT_BOX})
@@ -102,7 +102,7 @@ class BoxFiler:
         kept = json.loads(self.index.get_meta(VAULT_MEAN) or "null")
         if kept and kept.get("embedder") == self.indexer.embedder().identity and len(kept["sum"]) == dim:
             return np.asarray(kept["sum"], dtype=np.float64), int(kept["count"])
-        vectors = self.indexer.vectors_of(sorted(set(self.index.ids()) - set(exclude)))
+        vectors = self.indexer.vectors_of(sorted(set(self.index.notes.ids()) - set(exclude)))
         return np.asarray(list(vectors.values()), dtype=np.float64).reshape(-1, dim).sum(axis=0), len(vectors)
 
     def _keep_vault_sum(self, total: Any, count: int) -> None:
@@ -114,7 +114,7 @@ class BoxFiler:
         """{box: (sum of its notes' vectors, notes)} for these boxes, as stored."""
         import numpy as np
 
-        members = self.index.box_notes(boxes)
+        members = self.index.notes.box_notes(boxes)
         vectors = self.indexer.vectors_of(sorted({i for ids in members.values() for i in ids}))
         out = {}
         for box, ids in members.items():
@@ -124,7 +124,7 @@ class BoxFiler:
         return out
 
     def _names(self) -> set[str]:
-        return {box for box, _ in self.index.boxes()}
+        return {box for box, _ in self.index.notes.boxes()}
 
     def _name(self, notes: list[Note], people: Collection[str], taken: Collection[str],
               without: Collection[str] = ()) -> str | None:
@@ -133,8 +133,8 @@ class BoxFiler:
         `without` are what its terms are told apart from."""
         people = {w for p in people for w in p.lower().split()}
         terms = [note_terms(n.keywords, people) for n in notes]
-        counts = self.index.notes_with((t for ts in terms for t in ts), without=without)
-        return name(terms, counts, max(self.index.count() - len(without), 1), taken)
+        counts = self.index.fulltext.notes_with((t for ts in terms for t in ts), without=without)
+        return name(terms, counts, max(self.index.notes.count() - len(without), 1), taken)
 
     def rebuild(self, people: Collection[str] = ()) -> dict:
         """`amem boxes --rebuild`: every note amem may file (`amems`) grouped again
@@ -147,7 +147,7 @@ class BoxFiler:
 
         self.indexer.sync()
         self.indexer.flush_vectors()
-        notes = self.index.get_many(self.index.ids(), links=False)
+        notes = self.index.notes.get_many(self.index.notes.ids(), links=False)
         vectors = self.indexer.vectors_of(sorted(notes))
         ours = [i for i in sorted(notes) if amems(notes[i]) and i in vectors]
         if not ours:
@@ -205,7 +205,7 @@ class BoxFiler:
             def change(note: Note, boxes: list[str] = boxes) -> Note:
                 return note.filed_in(boxes) if amems(note) else note
 
-            before = self.index.get(note_id)
+            before = self.index.notes.get(note_id)
             after = self.writer.revise_with(note_id, change, cause="boxes rebuild", model=None, redo=True)
             moved += before is None or after.boxes != before.boxes
         return moved

@@ -26,7 +26,7 @@ from ..links import NameTable
 from ..models import Note
 from ..places import hidden
 from ..vault import content_hash
-from ..wire import DoctorReport, Problem, plural
+from ..wire.vault import DoctorReport, Problem, plural
 from .indexer import Indexer
 from .jobs import QUEUED, JobQueue
 
@@ -44,7 +44,7 @@ REBUILD = {"sqlite_integrity", "fts_integrity", "fts_mismatch", "embedder_mismat
 INDEX = {"unindexed_file", "stale_index", "orphaned_index"}
 VECTORS = {"missing_vector", "stale_vector", "orphaned_vector"}
 LINKS = {"missing_backlink", "stale_backlink", "broken_sequence"}
-# (Those only a person can mend: `wire.PERSON`.)
+# (Those only a person can mend: `wire.vault.PERSON`.)
 
 
 @dataclass
@@ -146,17 +146,17 @@ class Doctor:
     def _check_sqlite(self, add) -> None:
         if errors := self.index.integrity_errors():
             add(Problem("sqlite_integrity", "index.db", "SQLite integrity check: " + "; ".join(errors[:3])))
-        for table, error in self.index.fts_errors().items():
+        for table, error in self.index.fulltext.errors().items():
             add(Problem("fts_integrity", table, f"full-text index {table}: {error}"))
-        for table, missing, extra in self.index.fts_mismatches():
+        for table, missing, extra in self.index.fulltext.mismatches():
             for note_id in missing:
                 add(Problem("fts_mismatch", note_id, f"the note {note_id} has no row in {table}"))
             if extra:
                 add(Problem("fts_mismatch", table, f"{extra} rows of {table} belong to no note"))
 
     def _check_files(self, disk: _Disk, add) -> None:
-        rows = self.index.files()
-        indexed = self.index.note_paths()
+        rows = self.index.files.of()
+        indexed = self.index.notes.paths()
         on_disk = {path: note_id for note_id, (path, _) in disk.notes.items()}
         for path, digest in disk.hashes.items():
             row = rows.get(path)
@@ -185,9 +185,9 @@ class Doctor:
         vectors = self.vectors()
         vectors.reload()  # what other processes wrote, not this process's cached view
         stored = set(vectors.ids())
-        pending = set(index.pending_embeddings())
-        deleting = set(index.pending_vector_deletes())
-        ids = index.ids()
+        pending = set(index.notes.unembedded())
+        deleting = set(index.notes.vector_deletes())
+        ids = index.notes.ids()
         known = set(ids)
         for note_id in ids:
             if note_id not in stored:
@@ -222,9 +222,9 @@ class Doctor:
                 add(Problem("broken_sequence", note_id, f"{note_id} follows {seq.previous}, which is followed by another"))
 
     def _check_queue(self, disk: _Disk, add) -> None:
-        for note_id, n in self.index.duplicate_jobs():
+        for note_id, n in self.index.jobs.duplicates():
             add(Problem("duplicate_job", note_id, f"the note {note_id} is queued {n} times"))
-        for note_id in self.index.queued():
+        for note_id in self.index.jobs.queued():
             if note_id not in disk.notes:
                 add(Problem("orphaned_job", note_id, f"queued work for {note_id}, which does not exist"))
         for note_id, holder in self.queue.expired():
@@ -234,7 +234,7 @@ class Doctor:
 
     def _owed(self, disk: _Disk) -> dict[str, str]:
         """{note id: when queued} of deferred notes whose work is in no queue."""
-        queued = set(self.index.queued())
+        queued = set(self.index.jobs.queued())
         owed = {i: n.metadata[QUEUED] for i, (_, n) in disk.notes.items() if QUEUED in n.metadata}
         return {i: str(when) for i, when in sorted(owed.items()) if i not in queued}
 
@@ -242,7 +242,7 @@ class Doctor:
         """(note id, seq) of latest revisions whose file is still as it was before them:
         recorded ahead of a write that a kill prevented."""
         out = []
-        for note_id, seq, old_bytes, new_hash in self.index.last_revisions():
+        for note_id, seq, old_bytes, new_hash in self.index.revisions.last():
             path = disk.notes[note_id][0] if note_id in disk.notes else None
             now_hash = disk.hashes.get(path) if path else None
             if now_hash is not None and now_hash != new_hash and now_hash == content_hash(bytes(old_bytes)):
@@ -286,14 +286,14 @@ class Doctor:
             kinds = self.check().kinds()
         if kinds & LINKS:
             fixed += self._mend_links()
-        if kinds & VECTORS or self.index.pending_embeddings():
+        if kinds & VECTORS or self.index.notes.unembedded():
             fixed += self._mend_vectors()
         if kinds & {"orphaned_job", "duplicate_job", "expired_claim", "lost_job"}:
             fixed += self._mend_queue()
         if "unapplied_revision" in kinds:
             with self.index.transaction():
                 for note_id, seq in self._unapplied_revisions(self._read_disk()):
-                    self.index.drop_revision(seq)
+                    self.index.revisions.drop(seq)
                     fixed.append(f"dropped revision {seq} of {note_id}, which was never written")
 
     def _mend_links(self) -> list[str]:
@@ -324,11 +324,11 @@ class Doctor:
         index = self.index
         vectors = self.indexer.vectors()
         vectors.reload()
-        stored, ids = set(vectors.ids()), set(index.ids())
+        stored, ids = set(vectors.ids()), set(index.notes.ids())
         missing, orphaned = sorted(ids - stored), sorted(v for v in stored if note_of(v) not in ids)
         with index.transaction():
-            index.forget_embedded(missing)
-            index.queue_vector_deletes(sorted({note_of(v) for v in orphaned}))
+            index.notes.forget_embedded(missing)
+            index.notes.queue_vector_deletes(sorted({note_of(v) for v in orphaned}))
         embedded = self.indexer.flush_vectors()
         done = [f"embedded {plural(embedded, 'note')}"] if embedded else []
         return done + ([f"removed {plural(len(orphaned), 'vector')} of no note"] if orphaned else [])
@@ -339,14 +339,14 @@ class Doctor:
         ids = set(disk.notes)
         with index.transaction():
             for note_id, holder in self.queue.expired():
-                index.release_job(note_id, holder)
+                index.jobs.release(note_id, holder)
                 done.append(f"released the work on {note_id} claimed by {holder}")
-            for note_id in index.queued():
+            for note_id in index.jobs.queued():
                 if note_id not in ids:
-                    index.drop_job(note_id)
+                    index.jobs.drop(note_id)
                     done.append(f"dropped the queued work for {note_id}, which does not exist")
             for note_id, when in self._owed(disk).items():
-                index.enqueue([note_id], when)
+                index.jobs.enqueue([note_id], when)
                 done.append(f"queued the work on {note_id} again")
         return done
 

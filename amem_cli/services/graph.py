@@ -55,9 +55,9 @@ def build_graph(
 ) -> Graph:
     """The notes that match the filters and the edges between them; with `around`, only
     those within `depth` hops of that note (walking through matching notes only)."""
-    notes = {n.id: n for n in index.list_notes(tags=tags, boxes=boxes, newest_first=False)}
+    notes = {n.id: n for n in index.notes.list(tags=tags, boxes=boxes, newest_first=False)}
     if around is not None:
-        centre = index.get(check_id(around))
+        centre = index.notes.get(check_id(around))
         if centre is None:
             raise NotFoundError(f"no note with the id {around}", hint="see `amem list` for the ids")
         notes.setdefault(centre.id, centre)
@@ -86,7 +86,7 @@ def _edges(index, ids: set[str]) -> list[GraphEdge]:
     outside `ids` are left out."""
     seen: set = set()
     edges = []
-    for src, dst, kind in index.links():
+    for src, dst, kind in index.links.all():
         if src == dst or src not in ids or dst not in ids:
             continue
         if kind in ("previous", "next"):

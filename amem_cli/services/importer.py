@@ -27,7 +27,7 @@ from ..index.sqlite import SqliteIndex
 from ..models import Note
 from ..utf8 import mend
 from ..vault import Vault, content_hash, parse_note_file
-from ..wire import ImportReport
+from ..wire.intake import ImportReport
 from .indexer import Indexer
 from .notes import NOTE_FIELDS, NoteService, new_note, redact_note
 
@@ -111,7 +111,7 @@ class Importer:
         redact: bool,
     ) -> ImportReport:
         self.indexer.sync()
-        known = self.index.notes_by_metadata(SOURCE_HASH)  # one query, not one per line
+        known = self.index.notes.by_metadata(SOURCE_HASH)  # one query, not one per line
         batches = _Batches(
             self.notes, report, total=total, chain=chain, defer=defer, size=batch, progress=progress,
             between_batches=self.between_batches,

@@ -20,7 +20,7 @@ from ..models import Note, SyncReport
 from ..vault import MAX_NOTE_BYTES, FileStat, Vault, content_hash
 from ..changes import plan_changes
 from ..utf8 import mend
-from ..wire import Status
+from ..wire.vault import Status
 
 EMBED_BATCH = 256
 PREFETCHED = 2048  # texts embedded ahead and not yet used, at most (two import batches and more)
@@ -51,7 +51,7 @@ class Indexer:
         index: SqliteIndex,
         embedder: Callable[[], Embedder],
         vectors: Callable[[], VectorIndex],
-        unaided_notes: Callable[[list[Note], Embedder], dict[str, Note]],
+        deterministic_versions: Callable[[list[Note], Embedder], dict[str, Note]],
         sync_interval: float = 0.0,
         *,
         watch: bool = False,
@@ -69,8 +69,8 @@ class Indexer:
         self._embedder = embedder
         self._vectors = vectors
         # {id: note} as each would be without a model's fields: the pipeline's
-        # deterministic method (`steps.construct.unaided_notes`), given by the container.
-        self._unaided_notes = unaided_notes
+        # deterministic method (`steps.construct.deterministic_versions`), given by the container.
+        self._deterministic_versions = deterministic_versions
         self._vectors_seen: str | None = None  # the last vector write this process knows of
         self.problems: list[str] = []  # bad files met by sync in this run, for the caller to show (`take_problems`)
         # A long-lived process (the API) looks at the files at most this often; its own
@@ -87,7 +87,7 @@ class Indexer:
 
     # -- files -> SQLite --------------------------------------------------
     def pending_changes(self) -> int:
-        return len(plan_changes(self.vault.scan(), self._known(self.index.files())))
+        return len(plan_changes(self.vault.scan(), self._known(self.index.files.of())))
 
     def _changed_paths(self, force: bool) -> list[str] | None:
         """The files worth a look (None: all of them)."""
@@ -136,23 +136,23 @@ class Indexer:
         disk = self._on_disk(paths)
         if paths is None and disk == self._seen and not force:
             return report  # nothing moved since the last full look
-        if not plan_changes(disk, self._known(self.index.files(paths))):
+        if not plan_changes(disk, self._known(self.index.files.of(paths))):
             if paths is None:
                 self._seen = disk
             return report
         with self.vault.lock(), self.index.transaction():
             # Again under the lock: another process may have indexed them meanwhile.
-            disk, rows = self._on_disk(paths), self.index.files(paths)
+            disk, rows = self._on_disk(paths), self.index.files.of(paths)
             changes = plan_changes(disk, self._known(rows))
             ids = _Settling()
             for path in changes.removed:
                 row = rows[path]
-                if row.note_id and self.index.path_of(row.note_id) == path:
-                    self.index.delete_note(row.note_id)
+                if row.note_id and self.index.notes.path_of(row.note_id) == path:
+                    self.index.notes.delete(row.note_id)
                     ids.vacated.add(row.note_id)
                     ids.gone.add(row.note_id)
                     report.removed += 1
-                self.index.remove_file(path)
+                self.index.files.remove(path)
             todo = changes.modified + changes.added
             for n, path in enumerate(todo, 1):
                 self._sync_file(path, disk[path], rows.get(path), report, ids)
@@ -160,8 +160,8 @@ class Indexer:
                     progress(n, len(todo))
             self._settle(ids, report)
             for note_id in sorted(ids.gone):
-                if self.index.path_of(note_id) is None:  # no file holds it now (not moved): its queued work goes too
-                    self.index.drop_job(note_id)
+                if self.index.notes.path_of(note_id) is None:  # no file holds it now (not moved): its queued work goes too
+                    self.index.jobs.drop(note_id)
         if paths is None:
             self._seen = disk
         self.problems.extend(report.errors)
@@ -178,7 +178,7 @@ class Indexer:
             return  # vanished since the scan: the next sync sees it gone
         digest = content_hash(data)
         if row is not None and row.hash == digest and not force:
-            self.index.set_file(path, stat, digest, row.note_id, row.error)
+            self.index.files.set(path, stat, digest, row.note_id, row.error)
             return
         note, error, named = self.vault.parse(path, data)
         if note is not None:
@@ -190,16 +190,16 @@ class Indexer:
             elif note.id != wanted:
                 ids.gave_way[path] = wanted
         if row is not None and row.note_id and (note is None or note.id != row.note_id):
-            if self.index.path_of(row.note_id) == path:
-                self.index.delete_note(row.note_id)
+            if self.index.notes.path_of(row.note_id) == path:
+                self.index.notes.delete(row.note_id)
                 ids.vacated.add(row.note_id)
                 ids.gone.add(row.note_id)
         if error:
             report.errors.append(error)
         if note is None:
-            self.index.set_file(path, stat, digest, None, error)
+            self.index.files.set(path, stat, digest, None, error)
             return
-        before = self.index.get_many([note.id], links=False).get(note.id) if row is not None and row.note_id == note.id else None
+        before = self.index.notes.get_many([note.id], links=False).get(note.id) if row is not None and row.note_id == note.id else None
         if before is not None and before.content != note.content:
             report.edited.append(before)
         if note.created_at is None:
@@ -207,8 +207,8 @@ class Indexer:
             # with, else its modification time. Not written into the file for that alone;
             # amem writes it when it rewrites the file anyway (`NoteWriter`).
             note.created_at = before.created_at if before is not None and before.created_at else file_time(stat)
-        self.index.upsert_note(note, path)
-        self.index.set_file(path, stat, digest, note.id, None)
+        self.index.notes.upsert(note, path)
+        self.index.files.set(path, stat, digest, note.id, None)
         if before is None and note.updated_at is None:  # amem writes `updated` into every note it writes
             report.new.append(note)
         if row is None:
@@ -223,7 +223,7 @@ class Indexer:
         decides, from the files alone; a file it moves to another id is indexed again
         (`_settle`)."""
         contenders = self._contenders(wanted, but=path)
-        holder = self.index.path_of(wanted)
+        holder = self.index.notes.path_of(wanted)
         if named and holder in contenders and holder != path and contenders[holder][1]:
             # Two files name the same id: the one indexed first keeps it.
             return None, f"{path}: the id {wanted} is already used by {holder}; give this note another id"
@@ -243,8 +243,8 @@ class Indexer:
         """The files other than `but` that want the id `wanted` (path: (wanted, whether
         it names it)): the one indexed under it and those indexed under their
         `collision_id` of it. Read from disk only when there are any (rarely)."""
-        holder = self.index.path_of(wanted)
-        paths = {holder} | {p for i, p in self.index.notes_with_prefix(collision_prefix(wanted)) if i == collision_id(wanted, p)}
+        holder = self.index.notes.path_of(wanted)
+        paths = {holder} | {p for i, p in self.index.notes.with_prefix(collision_prefix(wanted)) if i == collision_id(wanted, p)}
         out = {}
         for path in paths - {None, but}:
             try:
@@ -256,7 +256,7 @@ class Indexer:
         return out
 
     def _id_of(self, path: str) -> str | None:
-        row = self.index.files([path]).get(path)
+        row = self.index.files.of([path]).get(path)
         return row.note_id if row else None
 
     def _settle(self, ids: "_Settling", report: SyncReport) -> None:
@@ -265,7 +265,7 @@ class Indexer:
         done: set[str] = set()
         while ids.vacated or ids.moved - done:
             for wanted in sorted(ids.vacated):
-                if self.index.path_of(wanted) is None:
+                if self.index.notes.path_of(wanted) is None:
                     for other, new in settle_ids(self._contenders(wanted)).items():
                         if self._id_of(other) != new:
                             ids.moved.add(other)
@@ -274,17 +274,17 @@ class Indexer:
                 done.add(path)
                 stat = self.vault.stat(path)
                 if stat is not None:
-                    self._sync_file(path, stat, self.index.files([path]).get(path), report, ids, force=True)
+                    self._sync_file(path, stat, self.index.files.of([path]).get(path), report, ids, force=True)
         for path, wanted in sorted(ids.gave_way.items()):  # once all have settled: the holder named is the last
-            report.errors.append(f"{path}: {self.index.path_of(wanted)} has the id {wanted} this note's name gives; "
+            report.errors.append(f"{path}: {self.index.notes.path_of(wanted)} has the id {wanted} this note's name gives; "
                                  f"this note is {self._id_of(path)} (give one of them an `id:` of its own)")
 
     def record_written(self, note: Note, path: str, stat: FileStat, text: str) -> str:
         """Index a note amem has just written (caller holds the lock). Returns the hash of its bytes."""
         digest = content_hash(text.encode("utf-8"))
         with self.index.transaction():
-            self.index.upsert_note(note, path)
-            self.index.set_file(path, stat, digest, note.id, None)
+            self.index.notes.upsert(note, path)
+            self.index.files.set(path, stat, digest, note.id, None)
         return digest
 
     # -- SQLite -> vectors ------------------------------------------------
@@ -323,16 +323,16 @@ class Indexer:
                 out[k] = vector
         return out
 
-    def _texts(self, notes: list[Note], unaided: dict[str, Note]) -> dict[str, str]:
+    def _texts(self, notes: list[Note], deterministic: dict[str, Note]) -> dict[str, str]:
         """{vector id: text} for these notes: each note's whole text and, when a model
         wrote some of its fields, the note as it would be without the model too
-        (`unaided`: {id: that note}). A model's fields only add a way to find a note: a
+        (`deterministic`: {id: that note}). A model's fields only add a way to find a note: a
         small model's vague context or broad tags must not move the note's only vector
         away from what it says."""
         out: dict[str, str] = {}
         for note in notes:
             whole = out[note.id] = note.embedding_text()
-            if note.id in unaided and (own := unaided[note.id].embedding_text()) != whole:
+            if note.id in deterministic and (own := deterministic[note.id].embedding_text()) != whole:
                 out[vector_ids(note.id)[1]] = own
         return out
 
@@ -389,32 +389,32 @@ class Indexer:
 
     def flush_vectors(self, progress: Progress | None = None) -> int:
         """Embed notes whose text changed, drop vectors of deleted notes. Returns how many were embedded."""
-        if not self.index.pending_embeddings() and not self.index.pending_vector_deletes():
+        if not self.index.notes.unembedded() and not self.index.notes.vector_deletes():
             return 0
         done = 0
         with self.vault.lock():
             vectors = self.vectors()
             # Deletes first: a note deleted and indexed again under its id (a renamed file)
             # is embedded afresh below, and a late delete would drop that vector.
-            deletes = self.index.pending_vector_deletes()
+            deletes = self.index.notes.vector_deletes()
             if deletes:
                 vectors.delete([v for i in deletes for v in vector_ids(i)])
                 self._wrote_vectors()
                 with self.index.transaction():
-                    self.index.clear_vector_deletes(deletes)
-            pending = self.index.pending_embeddings()
+                    self.index.notes.clear_vector_deletes(deletes)
+            pending = self.index.notes.unembedded()
             for start in range(0, len(pending), EMBED_BATCH):
                 batch = pending[start : start + EMBED_BATCH]
-                notes = self.index.get_many(batch, links=False)
+                notes = self.index.notes.get_many(batch, links=False)
                 ids = [i for i in batch if i in notes]
-                unaided = self._unaided_notes([notes[i] for i in ids], self._embedder())
-                texts = self._texts([notes[i] for i in ids], unaided)
+                deterministic = self._deterministic_versions([notes[i] for i in ids], self._embedder())
+                texts = self._texts([notes[i] for i in ids], deterministic)
                 vectors.upsert(list(texts), self._embed(list(texts.values())))
                 # A note whose fields a person has taken over keeps one vector.
                 vectors.delete([second for i in ids if (second := vector_ids(i)[1]) not in texts])
                 self._wrote_vectors()
                 with self.index.transaction():
-                    self.index.mark_embedded(ids, unaided)
+                    self.index.notes.mark_embedded(ids, deterministic)
                 done += len(ids)
                 if progress:
                     progress(done, len(pending))
@@ -431,8 +431,8 @@ class Indexer:
             self._wrote_vectors()
             with self.index.transaction():
                 self.index.set_meta("embedder", self._embedder().identity)
-                self.index.clear_vector_deletes()
-                self.index.clear_embedded()
+                self.index.notes.clear_vector_deletes()
+                self.index.notes.clear_embedded()
         self.flush_vectors(progress=progress)
         return report
 
@@ -445,13 +445,13 @@ class Indexer:
         return Status(
             vault=str(self.vault.root),
             notes=len(self.vault.scan()),
-            indexed=self.index.count(),
-            embedded=self.index.embedded_count(),
-            links=self.index.link_count(),
-            boxes=len(self.index.boxes()),
+            indexed=self.index.notes.count(),
+            embedded=self.index.notes.embedded_count(),
+            links=self.index.links.count(),
+            boxes=len(self.index.notes.boxes()),
             pending_changes=pending,
             embedding_model=name,
             embedding_dimensions=int(dims) if dims else None,
             vector_store=vector_store,
-            errors=self.index.file_errors(),
+            errors=self.index.files.errors(),
         )

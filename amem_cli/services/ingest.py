@@ -25,7 +25,7 @@ from typing import Any
 from ..index.sqlite import SqliteIndex
 from ..redact import redact
 from ..transcripts import Message, read, split
-from ..wire import IngestReport
+from ..wire.intake import IngestReport
 from .indexer import Indexer
 from .notes import NoteService
 
@@ -96,7 +96,7 @@ class Ingester:
     def _sessions(self, keys: dict[str, int]) -> list[_Session]:
         """The sessions in the vault that hold one of these messages."""
         sessions: dict[str, _Session] = {}
-        for label, key, note_id in self.index.metadata_values(SESSION, "source_hash"):
+        for label, key, note_id in self.index.notes.metadata_values(SESSION, "source_hash"):
             sessions.setdefault(label, _Session(label, {})).notes[key] = note_id
         return [s for s in sessions.values() if any(k in keys for k in s.notes)]
 

@@ -10,7 +10,7 @@ import threading
 import time
 
 from ..index.sqlite import SqliteIndex
-from ..wire import QueueSummary
+from ..wire.queue import QueueSummary
 
 # The metadata key a deferred note's file carries until its work is done: the queue
 # lives in the index, which is derived, so the files must say which work is owed.
@@ -56,36 +56,36 @@ class JobQueue:
     def expired(self) -> list[tuple[str, str]]:
         """(note id, holder) of the claims whose lease ran out or whose holder died."""
         now = time.time()
-        return [(n, h) for n, h, until in self.index.claims() if (until or 0) < now or holder_gone(h)]
+        return [(n, h) for n, h, until in self.index.jobs.claims() if (until or 0) < now or holder_gone(h)]
 
     def claim(self, note_id: str | None = None) -> str | None:
         """The next job for this thread (`note_id`: that note's), or None when none is free."""
         with self.index.transaction():
             for expired_id, holder in self.expired():
-                self.index.release_job(expired_id, holder)
-            return self.index.claim_job(holder_id(), time.time(), LEASE_SECONDS, note_id)
+                self.index.jobs.release(expired_id, holder)
+            return self.index.jobs.claim(holder_id(), time.time(), LEASE_SECONDS, note_id)
 
     def release(self, note_id: str, error: str | None = None) -> None:
         """Give a job back undone: the next worker tries again. `error`: it failed (counted:
         it goes behind the jobs that have not); None: it was interrupted."""
         with self.index.transaction():
             if error is None:
-                self.index.release_job(note_id, holder_id())
+                self.index.jobs.release(note_id, holder_id())
             else:
-                self.index.fail_job(note_id, holder_id(), error)
+                self.index.jobs.fail(note_id, holder_id(), error)
 
     def finish(self, note_id: str, seconds: float | None = None) -> None:
         """The job is done (`seconds`: the time its model work took; None: no model worked)."""
         with self.index.transaction():
-            self.index.finish_job(note_id, seconds, time.time())
+            self.index.jobs.finish(note_id, seconds, time.time())
 
     def summary(self) -> QueueSummary:
         """The queue in numbers: jobs waiting, running, failed (and waiting to be tried
         again), the seconds a job takes at the rate measured (the mean of the last jobs)
         and the seconds all of them would take one after another."""
-        total, claimed, failed = self.index.job_counts()
+        total, claimed, failed = self.index.jobs.counts()
         running = claimed - len(self.expired()) if claimed else 0
-        times = self.index.job_seconds()[-RATE_JOBS:]
+        times = self.index.jobs.seconds()[-RATE_JOBS:]
         per_job = sum(times) / len(times) if times else None
         return QueueSummary(queued=total - running, running=running, failed=failed,
                             seconds_per_job=None if per_job is None else round(per_job, 2),

@@ -153,11 +153,11 @@ class NoteService:
                 for note, path, stat, text in zip(notes, paths, stats, texts):
                     self.writer.record(note, path, stat, text)
                 if defer:
-                    self.index.enqueue([n.id for n in notes], queued_at)
+                    self.index.jobs.enqueue([n.id for n in notes], queued_at)
         if embed:
             self.indexer.flush_vectors()
             self._connect(notes, evolve=not defer)  # linked now; the model's evolution waits in the queue
-            notes = [self.index.get(n.id) or n for n in notes]  # with their new links
+            notes = [self.index.notes.get(n.id) or n for n in notes]  # with their new links
         return notes
 
     def _connect(self, notes: list[Note], *, evolve: bool = True) -> None:
@@ -168,14 +168,14 @@ class NoteService:
             self.pipeline.connect(notes, evolve=evolve)
         except ConflictError:
             with self.index.transaction():
-                self.index.enqueue([n.id for n in notes], now().isoformat())
+                self.index.jobs.enqueue([n.id for n in notes], now().isoformat())
 
     def _check_new(self, note: Note) -> str:
         """The path for a new note, after checking nothing is in its way."""
         if not note.content.strip():
             raise UsageError("the note is empty", hint="give the note some text")
         note.id = check_id(note.id)  # in NFC, as the file will be read back
-        if self.index.path_of(note.id) is not None:
+        if self.index.notes.path_of(note.id) is not None:
             raise UsageError(f"a note with the id {note.id} exists already", hint="leave the id out to get a new one")
         path = self.vault.path_for_new(note.id)
         if self.vault.stat(path) is not None:
@@ -191,7 +191,7 @@ class NoteService:
             return lambda n: replace(n, **{field: value})
 
         self.update(after, relink("next", first.id), embed=False, sync=False)  # store follows a sync
-        if old_next and self.index.path_of(old_next):
+        if old_next and self.index.notes.path_of(old_next):
             self.update(old_next, relink("previous", last.id), embed=False, sync=False)
 
     def add(self, content: str, *, after: str | None = None, defer: bool = False, embed: bool = True, **fields: Any) -> Note:
@@ -229,17 +229,17 @@ class NoteService:
     def history(self, note_id: str) -> list[dict]:
         """The note's revisions (by evolution, and by fields derived again after an edit), oldest first."""
         self.get(note_id)
-        return self.index.revisions(note_id)
+        return self.index.revisions.of(note_id)
 
     def undo(self, note_id: str) -> Note:
         """Put back the file as it was before the note's last revision, byte for byte; or,
         for a note removed (`delete`) and still in the trash, the note."""
         self.indexer.sync()
-        if self.index.path_of(note_id) is None and (removed := self.trash.get(note_id)) is not None:
+        if self.index.notes.path_of(note_id) is None and (removed := self.trash.get(note_id)) is not None:
             return self._restore(removed)
         with self.vault.lock():
             path = self.writer.path(note_id)
-            revisions = self.index.revisions(note_id)
+            revisions = self.index.revisions.of(note_id)
             if not revisions:
                 raise UsageError(f"the note {note_id} has no revision to undo", hint="see `amem history ID`")
             last = revisions[-1]
@@ -249,7 +249,7 @@ class NoteService:
                    and revisions[-2]["new_hash"] == content_hash(bytes(last["old_bytes"]))
                    and content_hash(self.vault.read_bytes(path)) == last["new_hash"]):
                 with self.index.transaction():
-                    self.index.drop_revision(last["seq"])
+                    self.index.revisions.drop(last["seq"])
                 revisions.pop()
                 last = {**revisions[-1], "new_hash": last["new_hash"]}
             if content_hash(self.vault.read_bytes(path)) != last["new_hash"]:
@@ -262,7 +262,7 @@ class NoteService:
             note = parse_note(text, path=path, fallback_id=note_id, date_order=self.vault.date_order)
             with self.index.transaction():
                 self.indexer.record_written(note, path, stat, text)
-                self.index.drop_revision(last["seq"])
+                self.index.revisions.drop(last["seq"])
         self.indexer.flush_vectors()
         return note
 
@@ -275,7 +275,7 @@ class NoteService:
         with self.vault.lock():
             note = self.get(note_id, sync=False)
             path = self.writer.path(note_id)
-            referrers = self.index.referrers(note_id)
+            referrers = self.index.links.referrers(note_id)
             if purge:
                 self.trash.purge(note_id)
             else:
@@ -283,28 +283,28 @@ class NoteService:
 
             def unlink(n: Note) -> Note:
                 """Without the links (however written) and pointers that name the note."""
-                ids = self.index.resolve([*n.links, *n.backlinks, *(p for p in (n.previous, n.next) if p)])
+                ids = self.index.links.resolve([*n.links, *n.backlinks, *(p for p in (n.previous, n.next) if p)])
                 return _without(n, {w for w, i in ids.items() if i == note_id} | {note_id})
 
             for other in sorted(referrers - {note.previous, note.next}):
                 self.update(other, unlink, embed=False)
             # Close the gap in a sequence: the neighbours now follow each other.
-            if note.previous and self.index.path_of(note.previous):
+            if note.previous and self.index.notes.path_of(note.previous):
                 self.update(note.previous, lambda n: replace(unlink(n), next=note.next), embed=False)
-            if note.next and self.index.path_of(note.next):
+            if note.next and self.index.notes.path_of(note.next):
                 self.update(note.next, lambda n: replace(unlink(n), previous=note.previous), embed=False)
             self.vault.delete(path)
             with self.index.transaction():
-                self.index.delete_note(note_id)
-                self.index.drop_revisions(note_id)
-                self.index.drop_job(note_id)  # its queued work (a deferred note, one a person edited) goes too
-                self.index.remove_file(path)
+                self.index.notes.delete(note_id)
+                self.index.revisions.drop_note(note_id)
+                self.index.jobs.drop(note_id)  # its queued work (a deferred note, one a person edited) goes too
+                self.index.files.remove(path)
         self.indexer.flush_vectors()  # its vector goes now, not at the next search
         return note
 
     def _linking(self, note_id: str, referrers: set[str]) -> dict[str, list[str]]:
         """{"links": notes whose links name the note, "backlinks": whose backlinks do}."""
-        others = self.index.get_many(referrers).values()
+        others = self.index.notes.get_many(referrers).values()
         return {field: sorted(n.id for n in others if note_id in getattr(n, field)) for field in ("links", "backlinks")}
 
     def _restore(self, removed: Removed) -> Note:
@@ -320,12 +320,12 @@ class NoteService:
         note = self.get(removed.id, sync=False)
         for field, ids in removed.linked_from.items():
             for other in ids:
-                if self.index.path_of(other) and note.id not in getattr(self.get(other, sync=False), field):
+                if self.index.notes.path_of(other) and note.id not in getattr(self.get(other, sync=False), field):
                     self.update(other, lambda n, f=field: replace(n, **{f: [*getattr(n, f), note.id]}), embed=False)
         before, after = note.previous, note.next
-        if before and self.index.path_of(before) and self.get(before, sync=False).next == after:
+        if before and self.index.notes.path_of(before) and self.get(before, sync=False).next == after:
             self.update(before, lambda n: replace(n, next=note.id), embed=False)
-        if after and self.index.path_of(after) and self.get(after, sync=False).previous == before:
+        if after and self.index.notes.path_of(after) and self.get(after, sync=False).previous == before:
             self.update(after, lambda n: replace(n, previous=note.id), embed=False)
         self.trash.purge(removed.id)
         self.indexer.flush_vectors()
@@ -342,13 +342,13 @@ class NoteService:
     def glimpses(self, written: Iterable[str], words: int = 8) -> dict[str, str | None]:
         """{link as written: the first words of the note it names, or None when it names none}."""
         written = list(dict.fromkeys(written))
-        ids = self.index.resolve(written)
-        notes = self.index.get_many(ids.values(), links=False)
+        ids = self.index.links.resolve(written)
+        notes = self.index.notes.get_many(ids.values(), links=False)
         return {w: _first_words(notes[ids[w]].content, words) if ids.get(w) in notes else None for w in written}
 
     def list(self, **filters: Any) -> list[Note]:
         self.indexer.sync()
-        return self.index.list_notes(**filters)
+        return self.index.notes.list(**filters)
 
 def redact_note(note: Note) -> int:
     """Replace the secrets in every field a caller gives (text, keywords, tags, context,

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from ..errors import AmemError, ConflictError
-from ..index.sqlite import SqliteIndex, speaker_of
+from ..index.sqlite import SqliteIndex
 from ..llm.base import LLM, LLMError
 from ..models import MODEL_FIELDS, Note
+from ..retrieve.fields import speaker_of
 from ..steps import Candidate, NewNote, choose_links, construct, decide_evolutions
 from ..steps.boxes import DEFAULT_BOX
 from ..steps.construct import BatchedEmbedder, PhraseVectors, cosine
@@ -129,11 +130,11 @@ class Pipeline:
         if not any(said):
             return set()
         turns = {(a, b) for a, b, c in zip(said[2:], said[1:], said) if a and b and a == c and a != b}
-        return self.index.conversation_speakers() | {name for pair in turns for name in pair}
+        return self.index.notes.conversation_speakers() | {name for pair in turns for name in pair}
 
     def rebuild_boxes(self) -> dict:
         """`amem boxes --rebuild` (`BoxFiler.rebuild`)."""
-        return self.boxes.rebuild(self.index.conversation_speakers())
+        return self.boxes.rebuild(self.index.notes.conversation_speakers())
 
     # -- deferred work ----------------------------------------------------
     def process(self, limit: int | None = None, progress: Callable[[int, int], None] | None = None, *,
@@ -143,7 +144,7 @@ class Pipeline:
         only once done: a killed worker's job goes to the next one. `until`: no job is
         started after this `time.monotonic()`."""
         self.indexer.sync()  # a person's edits first: a note pinned since it was queued is left alone
-        total = len(self.index.queued(limit))
+        total = len(self.index.jobs.queued(limit))
         done: list[str] = []
         while (limit is None or len(done) < limit) and (until is None or time.monotonic() < until):
             note_id = self.queue.claim()
@@ -165,7 +166,7 @@ class Pipeline:
         with no job is `not_queued`."""
         plain = Pipeline(self.vault, self.index, self.indexer, self.writer, self.queue, lambda: None, self.settings,
                          self.phrases)
-        queued = self.index.queued()
+        queued = self.index.jobs.queued()
         targets = queued if ids is None else list(dict.fromkeys(ids))
         waiting = set(queued)
         report: dict[str, list[str]] = {"cancelled": [], "running": [], "not_queued": []}
@@ -183,7 +184,7 @@ class Pipeline:
     def _do_job(self, note_id: str) -> None:
         """The work on a claimed job's note; a failure gives the job back, counted."""
         try:
-            note = self.index.get(note_id)
+            note = self.index.notes.get(note_id)
             if note is not None and note.extra.get("pinned") is not True:  # pinned since it was queued: left alone
                 self._complete(note)
         except Exception as exc:
@@ -206,7 +207,7 @@ class Pipeline:
                 return replace(n, metadata={k: v for k, v in n.metadata.items() if k != QUEUED})
             return filled(n, built, owed)
 
-        edited = any(r["cause"] == "edit" for r in self.index.revisions(stored.id))
+        edited = any(r["cause"] == "edit" for r in self.index.revisions.of(stored.id))
         if edited:  # the model's version of fields derived again after an edit: a revision too
             self.indexer.sync()
             model = self.llm.identity if self.llm is not None else None  # None: the deterministic method's
@@ -214,7 +215,7 @@ class Pipeline:
             self.indexer.flush_vectors()
             return  # linked before the edit; `amem undo` gives back the person's save
         self.writer.update(stored.id, fill)
-        self.connect([self.index.get(stored.id)])
+        self.connect([self.index.notes.get(stored.id)])
 
     # -- after a person's edit ---------------------------------------------
     def rederive(self, edited: list[Note]) -> None:
@@ -223,7 +224,7 @@ class Pipeline:
         deterministic method at once, each note's change a revision (`amem undo`), and,
         with a model, the model's version is queued for `process`. Pinned notes and the
         fields a person wrote are left as they are."""
-        current = self.index.get_many([n.id for n in edited], links=False)
+        current = self.index.notes.get_many([n.id for n in edited], links=False)
         todo = [(before, note) for before in edited
                 if (note := current.get(before.id)) is not None and note.derived and note.extra.get("pinned") is not True]
         if not todo or self.vault.read_only:  # (a read-only vault: amem may not write there)
@@ -245,7 +246,7 @@ class Pipeline:
                 continue
             if QUEUED in new.metadata:
                 with self.index.transaction():
-                    self.index.enqueue([note.id], new.metadata[QUEUED])
+                    self.index.jobs.enqueue([note.id], new.metadata[QUEUED])
 
     def queue_new(self, notes: list[Note]) -> None:
         """Notes a person added by hand (files amem never wrote, seen for the first time)
@@ -255,7 +256,7 @@ class Pipeline:
         if not todo or self.vault.read_only:  # (a read-only vault: amem may not write there)
             return
         with self.index.transaction():
-            self.index.enqueue(todo, now().isoformat())
+            self.index.jobs.enqueue(todo, now().isoformat())
 
     def has_model(self) -> bool:
         """Whether a model is configured and can be found (else there is no model work to queue)."""
@@ -308,7 +309,7 @@ class Pipeline:
         k = self.settings.link_k
         nearest = self.indexer.nearest_many([vectors[n.id] for n in notes], k + 1)
         similar = {n.id: dict(hits) for n, hits in zip(notes, nearest)}
-        sharers = {n.id: [i for i, _ in self.index.fts_search(self.index.uncommon(n.keywords, COMMON_KEYWORD), k)]
+        sharers = {n.id: [i for i, _ in self.index.fulltext.search(self.index.fulltext.uncommon(n.keywords, COMMON_KEYWORD), k)]
                    if n.keywords else [] for n in notes}
         missing = {i for n in notes for i in sharers[n.id] if i not in similar[n.id]}
         found = self.indexer.vectors_of(sorted(missing)) if missing else {}
@@ -325,7 +326,7 @@ class Pipeline:
         similar = dict(similar)
         for known in (note.id, *note.links, *note.backlinks, *exclude):
             similar.pop(known, None)
-        others = self.index.get_many(similar, links=False)
+        others = self.index.notes.get_many(similar, links=False)
         candidates = [Candidate(i, n.content, n.context, n.keywords, similar[i]) for i, n in others.items()]
         decision = choose_links(note.content, note.keywords, candidates, llm=self.llm if s.link_choice == "model" else None,
                                 threshold=s.link_threshold, max_links=s.max_links)
@@ -343,7 +344,7 @@ class Pipeline:
         for source, target in pairs:
             links.setdefault(source, []).append(target)
             backlinks.setdefault(target, []).append(source)
-        linked_from = self.index.linked_from(backlinks)
+        linked_from = self.index.links.linked_from(backlinks)
         backlinks = {t: [*linked_from.get(t, []), *sources] for t, sources in backlinks.items()}
 
         def add(note_id: str) -> Callable[[Note], Note]:
@@ -361,7 +362,7 @@ class Pipeline:
 
     def _merged(self, written: list[str], ids: list[str]) -> list[str]:
         """The links as written, then those of `ids` that none of them names already."""
-        named = {*written, *self.index.resolve(written).values()}
+        named = {*written, *self.index.links.resolve(written).values()}
         return [*written, *(i for i in dict.fromkeys(ids) if i not in named)]
 
     def _proposed_evolutions(self, new: Note, target_ids: list[str]) -> dict[str, dict]:
@@ -372,7 +373,7 @@ class Pipeline:
         # `pinned` added by hand that the vault watcher has not reported yet is not in the
         # index at that check; writing the backlinks reads each target's file, so it is here.
         target_ids = [t for t in target_ids if self._may_evolve(t)]
-        found = self.index.get_many(target_ids, links=False)
+        found = self.index.notes.get_many(target_ids, links=False)
         targets = [found[t] for t in target_ids if t in found]
         if not targets:
             return {}
@@ -393,12 +394,12 @@ class Pipeline:
         """A model that evolves notes is there, and the note is neither pinned nor a person's own version."""
         if "evolution" not in self.settings.model_fields or self.llm is None:
             return False
-        note = self.index.get(note_id)
+        note = self.index.notes.get(note_id)
         return note is not None and note.extra.get("pinned") is not True and not self._hand_edited(note_id, note)
 
     def _hand_edited(self, note_id: str, note: Note) -> bool:
         """Has a person saved the file since amem last wrote it (its `updated` time)?"""
-        stat = self.vault.stat(self.index.path_of(note_id))
+        stat = self.vault.stat(self.index.notes.path_of(note_id))
         if stat is None or note.updated_at is None:
             return True
         # In seconds: `updated + 2 s` does not exist at the end of the year 9999.

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import UsageError
-from ..index.sqlite import NoteFilter
+from ..index.filters import NoteFilter
 from ..models import SearchHit
 from ..retrieve import MODES
 from ..retrieve.fusion import FUSIONS
@@ -96,14 +96,14 @@ class SearchService:
             ranked = self._results[key] = self._rank(query, limit, mode, tags, boxes, since, until, floor)
             if len(self._results) > CACHED_RESULTS:
                 self._results.popitem(last=False)
-        notes = self.index.get_many(i for i, _, _ in ranked)
+        notes = self.index.notes.get_many(i for i, _, _ in ranked)
         return [SearchHit(notes[i], score, copy.deepcopy(sources)) for i, score, sources in ranked if i in notes]
 
     def _rank(self, query, limit, mode, tags, boxes, since, until, floor) -> list[tuple[str, float, dict]]:
         """The best `limit` ids, each with its fused score and what each list said of it."""
         s = self.settings
         filters = NoteFilter(tuple(tags or ()), tuple(boxes or ()), since, until)
-        allowed = self.index.ids_matching(filters) if filters else None
+        allowed = self.index.notes.ids_matching(filters) if filters else None
         depth = max(limit * 5, s.depth)
         fuse = FUSIONS[s.fusion]
 
@@ -112,12 +112,12 @@ class SearchService:
         topic = self._topic(query, named)
         vector = self._query_vector(topic) if mode != "keyword" else None
         if mode != "semantic":
-            lists["keyword"] = self.index.fts_search(keywords(query), depth, filters)
+            lists["keyword"] = self.index.fulltext.search(keywords(query), depth, filters)
             # The query as typed, for what words miss (a cut word, symbols, CJK). Only for
             # short queries or when the words found nothing: a long question's trigrams
             # cost ~30 ms at 10k notes, and its words find it anyway.
             if len(query.split()) <= SUBSTRING_WORDS or not lists["keyword"]:
-                lists["substring"] = self.index.substring_search(substring_terms(query), depth, filters)
+                lists["substring"] = self.index.fulltext.substrings(substring_terms(query), depth, filters)
         if mode != "keyword":
             lists["semantic"] = self._semantic(topic, vector, depth, allowed)
         matched = self._matched(lists) if floor else None
@@ -127,7 +127,7 @@ class SearchService:
             lists = {"graph": graph} if mode == "graph" else {**lists, "graph": graph}
 
         fused = fuse(lists, weights=s.weights)[: max(depth, limit)]
-        around = self.index.sequence_neighbours(i for i, _, _ in fused)
+        around = self.index.notes.sequence_neighbours(i for i, _, _ in fused)
         if mode == "hybrid":
             fused = self._spread(fused, around, allowed)
         ranked = self._diversify(self._boost_dated(query, self._boost_named(named, fused)), around)
@@ -155,7 +155,7 @@ class SearchService:
         best = max(score for _, score, _ in ranked) if ranked else 0.0
         strong = [t for t in ranked if t[1] >= self.settings.min_share * best]
         others = [i for i, _, _ in strong if i not in matched]
-        linked = self.index.adjacency(others) if others else {}
+        linked = self.index.links.adjacency(others) if others else {}
         return [t for t in strong if t[0] in matched or linked.get(t[0], set()) & matched]
 
     def _named(self, query: str) -> list[str]:
@@ -164,7 +164,7 @@ class SearchService:
             return []
         generation = self.index.generation()
         if self._speakers[0] != generation:
-            self._speakers = (generation, self.index.speakers())
+            self._speakers = (generation, self.index.notes.speakers())
         speakers = self._speakers[1]
         return [speakers[w] for w in terms(query) if w in speakers]
 
@@ -197,14 +197,14 @@ class SearchService:
         if len(self._query_vectors) > CACHED_QUERY_VECTORS:
             del self._query_vectors[next(iter(self._query_vectors))]  # the oldest
         hits = self.indexer.nearest(vector, depth if allowed is None else depth * 4)
-        known = self.index.existing(i for i, _ in hits)
+        known = self.index.notes.existing(i for i, _ in hits)
         return [(i, s) for i, s in hits if i in known and (allowed is None or i in allowed)][:depth]
 
     def _graph(self, seeds: dict[str, float], depth: int, allowed: set[str] | None) -> list[tuple[str, float]]:
         if not seeds:
             return []
         s = self.settings
-        graph = neighbourhood(seeds, self.index.adjacency, s.graph_hops)
+        graph = neighbourhood(seeds, self.index.links.adjacency, s.graph_hops)
         rank = personalised_pagerank(graph, seeds, damping=s.pagerank_damping, iterations=s.pagerank_iterations)
         ranked = sorted(((i, p) for i, p in rank.items() if allowed is None or i in allowed), key=lambda kv: (-kv[1], kv[0]))
         return ranked[:depth]
@@ -226,7 +226,7 @@ class SearchService:
             for n in around.get(i, ()):
                 if (allowed is None or n in allowed) and share * score > best.get(n, (0.0, ""))[0]:
                     best[n] = (share * score, i)
-        around.update(self.index.sequence_neighbours(n for n in best if n not in scores))  # only notes that exist
+        around.update(self.index.notes.sequence_neighbours(n for n in best if n not in scores))  # only notes that exist
         for n, (gain, source) in best.items():
             if n in around:
                 scores[n] = scores.get(n, 0.0) + gain
@@ -238,7 +238,7 @@ class SearchService:
         """Notes said by a person the query names (`named`) move up (by `name_boost` of
         their score)."""
         boost = self.settings.name_boost
-        return _boost(fused, self.index.speaker_notes(named, (i for i, _, _ in fused)), boost, "name")
+        return _boost(fused, self.index.notes.speaker_notes(named, (i for i, _, _ in fused)), boost, "name")
 
     def _boost_dated(self, query: str, fused: list) -> list:
         """For a question about time ("when did ...?"), notes whose text states a time
@@ -247,7 +247,7 @@ class SearchService:
         boost = self.settings.time_boost
         if boost <= 0 or not asks_when(query):
             return fused
-        return _boost(fused, self.index.stating_times(i for i, _, _ in fused), boost, "time")
+        return _boost(fused, self.index.notes.stating_times(i for i, _, _ in fused), boost, "time")
 
     def _diversify(self, fused: list, around: dict[str, set[str]]) -> list:
         """Adjacent turns say much the same: a note loses a share of its score for each

@@ -3,7 +3,7 @@ uses (links per note, the largest component's diameter, clustering)."""
 
 from __future__ import annotations
 
-from ..wire import GraphStats
+from ..wire.vault import GraphStats
 
 # Exact diameter is all-pairs shortest paths; beyond this size it is estimated.
 EXACT_DIAMETER_NODES = 2000
@@ -13,9 +13,9 @@ def graph_stats(index) -> GraphStats:
     import networkx as nx
 
     g = nx.Graph()
-    g.add_nodes_from(index.ids())
+    g.add_nodes_from(index.notes.ids())
     pairs: dict[str, set[frozenset]] = {"link": set(), "sequence": set()}
-    for src, dst, kind in index.links():
+    for src, dst, kind in index.links.all():
         if src in g and dst in g and src != dst:
             g.add_edge(src, dst)
             pairs["sequence" if kind in ("previous", "next") else "link"].add(frozenset((src, dst)))
@@ -40,5 +40,5 @@ def graph_stats(index) -> GraphStats:
         diameter=diameter,
         diameter_exact=exact,
         clustering=round(nx.average_clustering(g), 4) if notes else 0.0,
-        boxes=len(index.boxes()),
+        boxes=len(index.notes.boxes()),
     )

@@ -46,9 +46,9 @@ class NoteWriter:
         note_id = check_id(note_id)
         if sync:
             self.indexer.sync()
-            if path := self.index.path_of(note_id):
+            if path := self.index.notes.path_of(note_id):
                 self.indexer.sync(paths=[path])  # this one file exactly, even if others are heard of late
-        note = self.index.get(note_id)
+        note = self.index.notes.get(note_id)
         if note is None:
             raise NotFoundError(f"no note with the id {note_id}", hint="see `amem list` for the ids")
         return note
@@ -58,7 +58,7 @@ class NoteWriter:
 
     def path(self, note_id: str) -> str:
         """The note's file (`note_id` as checked already); NotFoundError when there is none."""
-        path = self.index.path_of(note_id)
+        path = self.index.notes.path_of(note_id)
         if path is None:
             raise NotFoundError(f"no note with the id {note_id}", hint="see `amem list` for the ids")
         return path
@@ -139,7 +139,7 @@ class NoteWriter:
         if new == current:
             return current, None
         if new.created_at is None:  # a person's file without a date: the one it is indexed with (its file's time)
-            indexed = self.index.get(note_id)
+            indexed = self.index.notes.get(note_id)
             new.created_at = indexed.created_at if indexed is not None else None
         new.updated_at = now()
         text = render_note(new)
@@ -181,7 +181,7 @@ class NoteWriter:
             # Recorded ahead of the file: a kill in between leaves a revision that never
             # happened (doctor finds and drops it), never a change without its revision.
             with self.index.transaction():
-                recorded.append(self.index.add_revision({
+                recorded.append(self.index.revisions.add({
                     "note_id": note_id, "cause": cause, "model": model, "at": now().isoformat(),
                     "old_context": old.context, "new_context": new.context,
                     "old_tags": json.dumps(old.tags), "new_tags": json.dumps(new.tags),
@@ -199,4 +199,4 @@ class NoteWriter:
     def _drop_revisions(self, seqs: list[int]) -> None:
         with self.index.transaction():
             for seq in seqs:
-                self.index.drop_revision(seq)
+                self.index.revisions.drop(seq)

@@ -6,8 +6,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from ..text import close_form
-from ..text import is_stopword as function_word
+from ..text import close_form, is_stopword
 from ..text import words
 
 # Common words that are not function words, so a query keeps them ("on 8 May", "what
@@ -30,9 +29,10 @@ def segments(text: str) -> list[str]:
     return [s for s in _SEGMENT_BREAK.split(text) if s.strip()]
 
 
-def is_stopword(token: str) -> bool:
-    """A function word, or a word too vague to be a keyword or label."""
-    return function_word(token) or token.casefold() in VAGUE_WORDS
+def is_stop_or_vague(token: str) -> bool:
+    """A stop word (`text.is_stopword`: a function word), or a word too vague to be a
+    keyword or label (`VAGUE_WORDS`)."""
+    return is_stopword(token) or token.casefold() in VAGUE_WORDS
 
 
 _SUFFIXES = (
@@ -95,7 +95,7 @@ def grounded(phrase: str, text: str, *, text_words: set[str] | None = None) -> b
     norm_text = " ".join(words(text))
     if f" {norm_phrase} " in f" {norm_text} ":
         return True
-    needed = [w for w in words(phrase) if not is_stopword(w)]
+    needed = [w for w in words(phrase) if not is_stop_or_vague(w)]
     if not needed:
         return False
     pool = text_words if text_words is not None else set(words(text))
@@ -114,7 +114,7 @@ def of_the_note(value: str, text: str) -> bool:
     compound of the note ("api" of "billing-api"); case and hyphens aside. Never a value
     whose words are scattered over the note or spelled otherwise ("billed-service rewrite")."""
     wanted = [t.casefold() for t in tokens(value.replace("-", " ").replace("_", " "))] if value else []
-    if all(is_stopword(w) or len(w) < 2 for w in wanted):  # ("a", "B": words of every note, of none)
+    if all(is_stop_or_vague(w) or len(w) < 2 for w in wanted):  # ("a", "B": words of every note, of none)
         return False
     flat = " ".join(t.casefold() for t in tokens(text))
     if " ".join(wanted) in flat or value.casefold() in text.casefold():
@@ -126,7 +126,7 @@ def of_the_note(value: str, text: str) -> bool:
 
 
 def content_words(text: str) -> list[str]:
-    return [w for w in words(text) if not is_stopword(w) and not w.isdigit()]
+    return [w for w in words(text) if not is_stop_or_vague(w) and not w.isdigit()]
 
 
 def slugify(name: str, *, max_chars: int = 30, max_words: int = 3) -> str:

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from amem_cli.steps._text import is_stopword, slugify
+from amem_cli.steps._text import is_stop_or_vague, slugify
 from amem_cli.steps.checks import junk_label
 from amem_cli.text import words
 
@@ -81,7 +81,7 @@ def namable(term: str, people: Collection[str] = ()) -> bool:
     if not parts or junk_label(term) is not None:
         return False
     for word in parts:
-        if (len(word) < 3 or is_stopword(word) or word in VERBS or word in GENERIC or word in EXTENSIONS or _PAST.match(word)
+        if (len(word) < 3 or is_stop_or_vague(word) or word in VERBS or word in GENERIC or word in EXTENSIONS or _PAST.match(word)
                 or word in people or not any(ch.isalpha() for ch in word)):
             return False
     return True

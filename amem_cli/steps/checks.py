@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from amem_cli.steps._text import content_words, is_stopword, prefix_len, stem, tokens, word_matches
+from amem_cli.steps._text import content_words, is_stop_or_vague, prefix_len, stem, tokens, word_matches
 from amem_cli.text import words
 
 # A sentence must restate at least this many content words of its note.
@@ -96,7 +96,7 @@ def unfaithful(sentence: str, source: str) -> str | None:
         elif low in _TIME_WORDS or low in ROLES:
             if not _found(low, src_words | speakers):
                 return f"adds {tok!r}"
-        elif i > 0 and tok[0].isupper() and not is_stopword(tok) and not all(_found(w, src_words) for w in words(tok)):
+        elif i > 0 and tok[0].isupper() and not is_stop_or_vague(tok) and not all(_found(w, src_words) for w in words(tok)):
             # Not the first word: a sentence's first word is capitalised anyway.
             return f"adds the name {tok!r}"
     dropped = _dropped_number(sentence, source) or _dropped_name(sentence, source)
@@ -218,7 +218,7 @@ def _polarity(text: str) -> tuple[set[str], set[str]]:
         for tok in clause:
             if tok in _NEGATIONS:
                 left = _NEGATION_SCOPE
-            elif not is_stopword(tok):
+            elif not is_stop_or_vague(tok):
                 (negated if left else said).add(stem(tok))
                 left -= bool(left)
     return said, negated
@@ -246,7 +246,7 @@ def _prohibits(text: str) -> bool:
 def _prohibited(text: str) -> list[str]:
     """Content words of the clauses that prohibit something."""
     return [
-        t for c in _clauses(text) if _prohibition(c) for t in c if not is_stopword(t) and t not in _NEGATIONS and t != "avoid"
+        t for c in _clauses(text) if _prohibition(c) for t in c if not is_stop_or_vague(t) and t not in _NEGATIONS and t != "avoid"
     ]
 
 
@@ -289,7 +289,7 @@ def _dropped_name(sentence: str, source: str) -> str | None:
     names some of them names them all."""
     said = set(words(sentence))
     for m in _NAME_LIST.finditer(source):
-        names = [n for n in re.findall(r"[^\W\d_][\w'’-]*", m.group(0)) if n.casefold() != "and" and not is_stopword(n)]
+        names = [n for n in re.findall(r"[^\W\d_][\w'’-]*", m.group(0)) if n.casefold() != "and" and not is_stop_or_vague(n)]
         named = [n for n in names if _found(n.casefold(), said)]
         if named and len(named) < len(names):
             return f"drops {next(n for n in names if n not in named)!r} of {m.group(0)!r}"
@@ -359,5 +359,5 @@ def topic_labels(labels: Iterable[str], problems: list[str] | None = None, *, wh
 
 def grounded_in(label: str, text_words: set[str]) -> bool:
     """Every content word of `label` is a word of the text (by stem or shared prefix)."""
-    cws = [w for w in words(label) if not is_stopword(w)]
+    cws = [w for w in words(label) if not is_stop_or_vague(w)]
     return bool(cws) and all(word_matches(w, text_words) for w in cws)

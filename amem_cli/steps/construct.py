@@ -20,7 +20,7 @@ from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, firs
 from amem_cli.models import Note
 from amem_cli.steps._common import StepStats, ask
 from amem_cli.steps.checks import context_problem, junk_label, topic_labels, without_speakers
-from amem_cli.steps._text import is_stopword, of_the_note, segments, tokens
+from amem_cli.steps._text import is_stop_or_vague, of_the_note, segments, tokens
 from amem_cli.text import words
 
 FIELDS = ("keywords", "tags", "context")
@@ -143,20 +143,20 @@ def of_the_note_only(values: list[str], text: str, problems: list[str], what: st
     return kept
 
 
-def unaided(note: Note, embedder: Embedder | None) -> Note:
-    """The note as it would be without a model: the fields a model wrote
-    (`note.generated`) made again by the deterministic method, the rest as they are."""
+def deterministic_version(note: Note, embedder: Embedder | None) -> Note:
+    """The note as the deterministic method makes it: the fields a model wrote
+    (`note.generated`) made again without the model, the rest as they are."""
     kept = {name: getattr(note, name) for name in FIELDS if name not in note.generated}
     c = construct(note.content, **kept, embedder=embedder, created=note.created_at)
     return replace(note, keywords=c.keywords, tags=c.tags, context=c.context)
 
 
-def unaided_notes(notes: list[Note], embedder: Embedder) -> dict[str, Note]:
-    """{id: the note as it would be without a model (`unaided`)}, for the notes a model
+def deterministic_versions(notes: list[Note], embedder: Embedder) -> dict[str, Note]:
+    """{id: the note as the deterministic method makes it (`deterministic_version`)}, for the notes a model
     wrote fields of; keyword extraction's embeddings in one batch."""
     aided = [n for n in notes if n.generated]
     batched = BatchedEmbedder(embedder, [n.content for n in aided if "keywords" in n.generated])
-    return {n.id: unaided(n, batched) for n in aided}
+    return {n.id: deterministic_version(n, batched) for n in aided}
 
 
 class PhraseVectors:
@@ -263,7 +263,7 @@ def candidate_phrases(text: str, *, max_n: int = 3, limit: int = 64) -> list[str
                     break
                 if not (_edge_ok(gram[0]) and _edge_ok(gram[-1])):
                     continue
-                if any(is_stopword(t) and t.casefold() not in _JOINERS for t in gram[1:-1]):
+                if any(is_stop_or_vague(t) and t.casefold() not in _JOINERS for t in gram[1:-1]):
                     continue
                 key = " ".join(t.casefold() for t in gram)
                 if key in seen:
@@ -276,7 +276,7 @@ def candidate_phrases(text: str, *, max_n: int = 3, limit: int = 64) -> list[str
 
 
 def _edge_ok(token: str) -> bool:
-    return len(token) >= 2 and not is_stopword(token) and any(ch.isalnum() for ch in token)
+    return len(token) >= 2 and not is_stop_or_vague(token) and any(ch.isalnum() for ch in token)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -311,7 +311,7 @@ def extract_keywords(text: str, embedder: Embedder | None = None, *, top_n: int 
     chosen: list[str] = []
     covered: set[str] = set()
     for cand in ranked:
-        cws = [w.casefold() for w in tokens(cand) if not is_stopword(w)]
+        cws = [w.casefold() for w in tokens(cand) if not is_stop_or_vague(w)]
         if not cws:
             continue
         overlap = sum(1 for w in cws if w in covered)
@@ -329,7 +329,7 @@ def tags_from_keywords(keywords: Sequence[str], max_tags: int = MAX_TAGS) -> lis
     names a topic (not a number, an id or a speaker)."""
     heads: list[str] = []
     for kw in keywords:
-        cws = [w for w in words(kw) if not is_stopword(w) and len(w) > 1 and junk_label(w) is None]
+        cws = [w for w in words(kw) if not is_stop_or_vague(w) and len(w) > 1 and junk_label(w) is None]
         if cws:
             heads.append(cws[-1])
     return clean_list(heads, max_items=max_tags, max_chars=prompts.TAG_MAX_CHARS, max_words=1)

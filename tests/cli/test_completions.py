@@ -17,7 +17,7 @@ from amem_cli.cli.completions import SCRIPTS, write_scripts
 from amem_cli.markdown import render_note
 from amem_cli.models import Note
 from amem_cli.server import client
-from conftest import AMEM_MAIN
+from conftest import AMEM_MAIN, read_only_view
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "sentence_transformers", "chromadb", "onnxruntime", "llama_cpp", "sqlite_utils")
@@ -58,7 +58,7 @@ def complete(words: str, env: dict | None = None) -> tuple[list[str], list[str]]
     """What bash would be offered for the last of `words` (an empty last word: after a
     space), and the heavy modules the answer imported."""
     parts = words.split(" ")
-    env = {k: v for k, v in os.environ.items() if k != "AMEM_SERVER"}  # as a shell would run it
+    env = {**{k: v for k, v in os.environ.items() if k != "AMEM_SERVER"}, **(env or {})}  # as a shell would run it
     env.update(COMP_WORDS=words, COMP_CWORD=str(len(parts) - 1), _AMEM_COMPLETE="complete_bash")
     res = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=120)
     heavy = [line for line in res.stderr.splitlines() if line.startswith("HEAVY=")]
@@ -78,8 +78,27 @@ def test_ids_tags_and_boxes_complete_from_the_index(indexed):
     assert complete(f"{d} gr")[0] == ["graph"]
 
 
-def test_no_index_offers_nothing(tmp_path):
-    assert complete(f"amem --dir {tmp_path / 'nowhere'} show ")[0] == []
+def test_no_index_offers_no_names_and_the_rest_still_completes(indexed, tmp_path):
+    """A vault without an index (yet) offers no ids, tags or boxes, and prints nothing
+    else (no traceback in the shell); commands still complete, and the vault beside it
+    that has an index offers its own."""
+    nowhere = tmp_path / "nowhere"
+    assert complete(f"amem --dir {nowhere} show ")[0] == []
+    assert complete(f"amem --dir {nowhere} list --tag ")[0] == []
+    assert complete(f"amem --dir {nowhere} sh")[0] == ["show"]
+    assert complete(f"amem --dir {indexed} show ")[0] == ["alpha-1", "alpha-2", "beta-1"]
+
+
+def test_a_read_only_vault_completes_from_its_index_in_the_cache(vault, tmp_path):
+    """A vault amem may only read has its index in the user's cache, not in `.amem/`:
+    a TAB finds it there, as the command does."""
+    (vault / "gamma-1.md").write_text(render_note(Note("gamma-1", "Note gamma")), encoding="utf-8")
+    env = {"AMEM_CACHE_DIR": str(tmp_path / "cache")}
+    with read_only_view(vault, tmp_path / "view") as view:
+        res = CliRunner().invoke(app, ["--dir", str(view), "--embedder", "fake", "list"], env=env)
+        assert res.exit_code == 0 and "gamma-1" in res.stdout, res.output
+        assert not (view / ".amem").exists()
+        assert complete(f"amem --dir {view} show g", env=env)[0] == ["gamma-1"]
 
 
 def test_bash_script_end_to_end(indexed, tmp_path):

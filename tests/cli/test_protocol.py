@@ -15,11 +15,12 @@ from conftest import fake_server, wait_until
 
 from amem_cli.records import decode, encode
 from amem_cli.server.client import call
-from amem_cli.wire import (
-    PROTOCOL, REQUESTS, Add, AddMany, AddNote, Block, Boxes, CancelQueued, Config, Doctor, Edit, Edited, Evolve, Graph,
-    History, Import, Ingest, ListNotes, NoteFile, Process, Queue, Reindex, Remove, Search, Show, Stats, Sync, Undo,
-    VaultStatus,
-)
+from amem_cli.wire import PROTOCOL, load_all
+from amem_cli.wire.intake import Import, Ingest
+from amem_cli.wire.editing import AddMany, AddNote, Edit, Edited, Evolve, History, NoteFile, Remove, Undo
+from amem_cli.wire.notes import Add, Block, ListNotes, Search, Show
+from amem_cli.wire.queue import CancelQueued, Process, Queue
+from amem_cli.wire.vault import Boxes, Config, Doctor, Graph, Reindex, Stats, Sync, VaultStatus
 
 # A server in a process of its own that never imported the CLI; when it stops it prints
 # which of the CLI's modules serving made it import. (Not click or rich: chromadb imports
@@ -109,7 +110,7 @@ def test_every_operation_round_trips_through_the_socket(served, tmp_path):
         (Remove([note_id]), lambda r: (r.removed, r.recoverable) == ([note_id], True)),
     ]
     served_ops = {request.op for request, _ in checks}
-    assert served_ops == {op for op, kind in REQUESTS.items() if kind.served}, "an operation the server serves is not tested here"
+    assert served_ops == {op for op, kind in load_all().items() if kind.served}, "an operation the server serves is not tested here"
     for request, check in checks:
         if check is None and request is Add:
             continue

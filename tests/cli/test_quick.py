@@ -54,7 +54,7 @@ def test_the_global_options_are_the_root_commands():
 
 
 def note(**fields) -> dict:
-    """A note's JSON (`wire.NoteResult`)."""
+    """A note's JSON (`amem_cli.wire.notes.NoteResult`)."""
     return {"id": "n1", "content": "Alice likes tea", "keywords": [], "tags": [], "context": "", "created_at": None,
             "updated_at": None, "links": [], "backlinks": [], "previous": None, "next": None, "boxes": [], "metadata": {},
             **fields}

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from amem_cli.cli.app import app
 from conftest import isolate
-from amem_cli.services.context import PREAMBLE, estimate_tokens
+from amem_cli.services.block import PREAMBLE, estimate_tokens
 
 MODES = ("hybrid", "semantic", "keyword", "graph")
 DUCK = "我喜欢在北京吃烤鸭"

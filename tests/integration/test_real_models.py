@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from amem_cli import AgentMemory
 from amem_cli.cli.app import app
 from amem_cli.errors import IndexMismatchError
-from amem_cli.index.vectors import OWN_WORDS
+from amem_cli.index.vectors import DETERMINISTIC_VECTOR
 
 pytestmark = pytest.mark.integration
 
@@ -88,9 +88,14 @@ def _stored_identity(vault) -> str | None:
 
 
 def test_default_embedder_is_the_real_one(isolated_env, tmp_path):
-    from amem_cli.config import load_settings
-
-    assert load_settings(dir=str(tmp_path)).embedder == "onnx"
+    """Asked for no embedder, amem embeds with the real MiniLM (on onnxruntime): its
+    identity in the index, and a paraphrase that shares no word with a note finds it."""
+    with AgentMemory(tmp_path / "vault", llm="none") as mem:
+        pasta = mem.add(CORPUS[0][1])
+        mem.add(CORPUS[3][1])
+        st = mem.status()
+        assert (st.embedding_model, st.embedding_dimensions) == ("sentence-transformers/all-MiniLM-L6-v2", 384)
+        assert mem.search(QUERIES[0][0], mode="semantic")[0].note.id == pasta.id
 
 
 def test_index_records_model_identity(corpus_vault):
@@ -99,7 +104,7 @@ def test_index_records_model_identity(corpus_vault):
     assert internals(mem).embedder.identity == IDENTITY
     assert mem.status().embedded == len(CORPUS)
     # A note the model wrote fields of has a second vector, of the note without them.
-    second = {i + OWN_WORDS for i in ids.values() if mem.get(i).generated}
+    second = {i + DETERMINISTIC_VECTOR for i in ids.values() if mem.get(i).generated}
     assert set(internals(mem).vectors.ids()) == set(ids.values()) | second
     st = mem.status()
     assert (st.embedding_model, st.embedding_dimensions) == ("sentence-transformers/all-MiniLM-L6-v2", 384)

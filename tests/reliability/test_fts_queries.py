@@ -73,7 +73,7 @@ def test_keyword_search_finds_the_note_holding_the_query(mem, text, data):
 def test_counting_the_notes_of_any_keyword_never_raises(mem, words):
     """Link candidates come from keywords the notes of a vault do not all share; the
     keywords are anyone's text."""
-    assert set(internals(mem).index.uncommon(words, 1)) <= set(words)
+    assert set(internals(mem).index.fulltext.uncommon(words, 1)) <= set(words)
 
 
 def test_a_keyword_more_notes_share_than_allowed_is_common(tmp_path):
@@ -82,5 +82,5 @@ def test_a_keyword_more_notes_share_than_allowed_is_common(tmp_path):
             m.add(f"Walrus sighting number {n} on the ice.", keywords=["walrus"])
         m.add("A narwhal surfaced near the walrus colony.", keywords=["narwhal"])
         index = internals(m).index
-        assert index.uncommon(["walrus", "narwhal", "orca"], 2) == ["narwhal", "orca"]
-        assert index.uncommon(["walrus"], 4) == ["walrus"]  # 4 notes hold it: not more than 4
+        assert index.fulltext.uncommon(["walrus", "narwhal", "orca"], 2) == ["narwhal", "orca"]
+        assert index.fulltext.uncommon(["walrus"], 4) == ["walrus"]  # 4 notes hold it: not more than 4

@@ -82,8 +82,9 @@ HOLDER = textwrap.dedent(
     """
     import sys, time
     from amem_cli.index.sqlite import SqliteIndex
+    from amem_cli.retrieve.fields import SearchFields
     from amem_cli.services.jobs import JobQueue
-    print(JobQueue(SqliteIndex(__import__("pathlib").Path(sys.argv[1]))).claim(), flush=True)
+    print(JobQueue(SqliteIndex(__import__("pathlib").Path(sys.argv[1]), SearchFields())).claim(), flush=True)
     time.sleep(600)
     """
 )
@@ -106,7 +107,7 @@ def test_a_killed_workers_job_goes_to_the_next(vault):
             holder.wait()
         assert [n for n, _ in JobQueue(index).expired()] == [a]
         assert mem.process() == [a, b]
-        assert index.queued() == []
+        assert index.jobs.queued() == []
 
 
 def test_an_expired_lease_is_taken_over(memory):
@@ -128,4 +129,4 @@ def test_a_failed_job_is_given_back(memory, monkeypatch):
     monkeypatch.setattr(pipeline, "_complete", broken)
     with pytest.raises(RuntimeError):
         memory.process()
-    assert internals(memory).index.claims() == [] and queued(memory) == [a]
+    assert internals(memory).index.jobs.claims() == [] and queued(memory) == [a]

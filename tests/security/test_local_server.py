@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from amem_cli.server.client import ask, socket_path
-from amem_cli.wire import Add
+from amem_cli.wire.notes import Add
 
 
 def _mode(path) -> int:

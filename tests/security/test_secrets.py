@@ -132,7 +132,7 @@ def test_mcp_add_memory(vault, llm):
 
     from amem_cli.mcp_tools import build
     from amem_cli.server.worker import Turn
-    from amem_cli.wire import Process
+    from amem_cli.wire.queue import Process
 
     facade = facade_on(vault, llm=None)
     server = build(facade, Turn(), threading.Event())

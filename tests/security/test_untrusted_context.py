@@ -9,7 +9,7 @@ import json
 import re
 import threading
 
-from amem_cli.services.context import PREAMBLE
+from amem_cli.services.block import PREAMBLE
 from conftest import facade_on
 
 # A poisoned note that tries to end the quote and pose as amem, or as the agent's user.

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from amem_cli.index.vectors import OWN_WORDS
+from amem_cli.index.vectors import DETERMINISTIC_VECTOR
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.models import Note
 from conftest import index_rows, internals
@@ -103,7 +103,7 @@ def test_note_row_without_its_file_rows(three):
         c.index.db.execute("DELETE FROM files WHERE path = 'c.md'")
         c.index.db.execute("UPDATE notes SET path = 'gone.md' WHERE id = 'c'")
     fixed_and_consistent(three, "unindexed_file")
-    assert c.index.path_of("c") == "c.md"
+    assert c.index.notes.path_of("c") == "c.md"
 
 
 def test_vectors_missing_stale_and_orphaned(three):
@@ -122,12 +122,12 @@ def test_a_second_vector_belongs_to_its_note_and_an_orphaned_one_goes(three):
     c = internals(three)
     write(three, Note("d", "Delta about dates", context="A fruit.", metadata={"amem_generated": ["context"]}))
     settle(three)
-    assert sorted(c.vectors.ids()) == ["a", "b", "c", "d", "d" + OWN_WORDS]
+    assert sorted(c.vectors.ids()) == ["a", "b", "c", "d", "d" + DETERMINISTIC_VECTOR]
     assert three.doctor().ok
-    c.vectors.upsert(["ghost" + OWN_WORDS], c.embedder.embed(["ghost"]))
+    c.vectors.upsert(["ghost" + DETERMINISTIC_VECTOR], c.embedder.embed(["ghost"]))
     c.indexer._wrote_vectors()
     fixed_and_consistent(three, "orphaned_vector")
-    assert sorted(c.vectors.ids()) == ["a", "b", "c", "d", "d" + OWN_WORDS]
+    assert sorted(c.vectors.ids()) == ["a", "b", "c", "d", "d" + DETERMINISTIC_VECTOR]
 
 
 def test_full_text_row_missing(three):
@@ -135,7 +135,7 @@ def test_full_text_row_missing(three):
     with c.index.transaction():
         c.index.db.execute("DELETE FROM notes_fts WHERE id = 'b'")
     fixed_and_consistent(three, "fts_mismatch")
-    assert [i for i, _ in c.index.fts_search(["bananas"], 5)] == ["b"]
+    assert [i for i, _ in c.index.fulltext.search(["bananas"], 5)] == ["b"]
 
 
 def test_embedder_mismatch_rebuilds(three):
@@ -190,11 +190,11 @@ def test_a_contradicted_sequence_pointer_goes(three):
 def test_orphaned_job(three):
     c = internals(three)
     with c.index.transaction():
-        c.index.enqueue(["ghost", "a"], "2025-01-01T00:00:00+00:00")
+        c.index.jobs.enqueue(["ghost", "a"], "2025-01-01T00:00:00+00:00")
     report = three.doctor()
     assert [p.kind for p in report.problems] == ["orphaned_job"]
     fixed_and_consistent(three, "orphaned_job")
-    assert c.index.queued() == ["a"]  # the live note's work stays queued
+    assert c.index.jobs.queued() == ["a"]  # the live note's work stays queued
 
 
 def test_claim_of_a_dead_worker(three):
@@ -202,11 +202,11 @@ def test_claim_of_a_dead_worker(three):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     with c.index.transaction():
-        c.index.enqueue(["a"], "2025-01-01T00:00:00+00:00")
+        c.index.jobs.enqueue(["a"], "2025-01-01T00:00:00+00:00")
         c.index.db.execute("UPDATE jobs SET claimed_by = ?, lease_until = 9e99",
                            [f"{os.uname().nodename}:{dead.pid}:1"])
     fixed_and_consistent(three, "expired_claim")
-    assert c.index.claims() == [] and c.index.queued() == ["a"]
+    assert c.index.jobs.claims() == [] and c.index.jobs.queued() == ["a"]
 
 
 def test_a_bad_file_is_a_problem_left_untouched(three):
@@ -241,7 +241,7 @@ def test_lost_queue_is_rebuilt_from_the_files(vault):
     assert memory.doctor().ok
     index = internals(memory).index
     with index.transaction():
-        index.drop_job(queued.id)  # as if .amem/ had been deleted with the queue in it
+        index.jobs.drop(queued.id)  # as if .amem/ had been deleted with the queue in it
     assert [p.kind for p in memory.doctor().problems] == ["lost_job"]
     fixed_and_consistent(memory, "lost_job")
     assert queued_ids(memory) == [queued.id]
@@ -258,7 +258,7 @@ def test_revision_recorded_but_never_written(three):
     c.notes.revise("c", {"context": "Cherries, after the apples."}, cause="a", model="fake")
     before = (three.path / "c.md").read_bytes()
     with c.index.transaction():
-        c.index.add_revision({"note_id": "c", "cause": "a", "model": "fake", "at": "2025-01-01T00:00:00+00:00",
+        c.index.revisions.add({"note_id": "c", "cause": "a", "model": "fake", "at": "2025-01-01T00:00:00+00:00",
                               "old_context": "", "new_context": "never", "old_tags": "[]", "new_tags": "[]",
                               "old_bytes": before, "new_hash": "not-written"})
     fixed = fixed_and_consistent(three, "unapplied_revision")

@@ -90,7 +90,7 @@ def test_queued_work_goes_with_its_file_and_follows_a_renamed_one(mem, vault):
     mem.sync()
     index = internals(mem).index
     with index.transaction():  # amem's own note, its work queued (as `add --defer` leaves it)
-        index.enqueue(["garden"], "2025-01-01T00:00:00+00:00")
+        index.jobs.enqueue(["garden"], "2025-01-01T00:00:00+00:00")
     assert sorted(queued(mem)) == ["garden", "pond"]
     path.rename(vault / "allotment.md")  # it names its id: the same note
     (vault / "pond.md").unlink()

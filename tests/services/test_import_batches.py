@@ -9,7 +9,9 @@ import json
 from amem_cli.config import load_settings
 from amem_cli.models import Note
 from amem_cli.operations import Facade
-from amem_cli.wire import Import, ListNotes, Remove
+from amem_cli.wire.intake import Import
+from amem_cli.wire.editing import Remove
+from amem_cli.wire.notes import ListNotes
 
 FIRST = ["Apples ripen in autumn.", "Bees visit the blossom.", "Cider is pressed in October.", "Dogs guard the orchard."]
 MORE = ["Eggs come from the hens.", "Fences keep the deer out.", "Geese patrol the pond.", "Hay is cut in June."]

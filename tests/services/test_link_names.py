@@ -12,6 +12,7 @@ import sqlite_utils
 
 from amem_cli.index.migrations import migrations
 from amem_cli.index.sqlite import SqliteIndex
+from amem_cli.retrieve.fields import SearchFields
 from amem_cli.markdown import parse_note
 from conftest import index_rows
 
@@ -63,8 +64,8 @@ def test_an_index_from_before_link_names_is_migrated(tmp_path):
                    "VALUES (?, ?, 'text [[b]]', '[]', '[]', ?, '[]', '[]', '{}', '{}')", [note_id, file, json.dumps(links)])
     db.execute("INSERT INTO links(src, dst, kind) VALUES ('a', 'b', 'link')")
     db.conn.close()
-    index = SqliteIndex(path)
+    index = SqliteIndex(path, SearchFields())
     rows = set(index.db.execute("SELECT src, kind, dst FROM links WHERE dst IS NOT NULL AND src != dst").fetchall())
     assert rows == {("a", "link", "b"), ("a", "link", "Project-Plan"), ("a", "text", "b"), ("Project-Plan", "text", "b")}
-    assert index.get("a").links == ["b", "Project-Plan"]
+    assert index.notes.get("a").links == ["b", "Project-Plan"]
     index.close()

@@ -9,7 +9,7 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.embed.fake import HashEmbedder
 from amem_cli.index.migrations import m007_own_words_vectors
-from amem_cli.index.vectors import OWN_WORDS
+from amem_cli.index.vectors import DETERMINISTIC_VECTOR
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note, render_note
 from amem_cli.steps.construct import cosine
@@ -43,7 +43,7 @@ def test_a_models_fields_never_take_a_note_further_from_its_own_words(vault, tmp
     with AgentMemory(vault, embedder="fake", llm=vague_model()) as mem:
         note = mem.add(PAINTING)
         assert note.generated == ["keywords", "tags", "context"]
-        assert stored(mem) == {note.id, note.id + OWN_WORDS}
+        assert stored(mem) == {note.id, note.id + DETERMINISTIC_VECTOR}
         hit = mem.search(query, top_k=1, mode="semantic")[0]
         whole = internals(mem).vectors.vectors_of([note.id])[note.id]
         # The vector of the model's fields alone is further away; the note's score is not.
@@ -71,7 +71,7 @@ def test_a_note_without_model_fields_has_one_vector(vault):
 def test_both_vectors_go_with_the_note(mem):
     note, other = mem.add(PAINTING), mem.add("Caroline went to a support group by the lake on Tuesday.")
     mem.delete(note.id)
-    assert stored(mem) == {other.id, other.id + OWN_WORDS}
+    assert stored(mem) == {other.id, other.id + DETERMINISTIC_VECTOR}
 
 
 def test_a_person_who_takes_the_fields_over_leaves_one_vector(mem):
@@ -90,10 +90,10 @@ def test_an_index_made_before_embeds_model_written_notes_again(mem):
     with AgentMemory(mem.path, embedder="fake") as plain_mem:
         plain = plain_mem.add("Lunch is at noon on Fridays.")
     index = internals(mem).index
-    assert index.pending_embeddings() == []
+    assert index.notes.unembedded() == []
     m007_own_words_vectors(index.db)
-    assert index.pending_embeddings() == [enriched.id]
-    assert plain.id not in index.pending_embeddings()
+    assert index.notes.unembedded() == [enriched.id]
+    assert plain.id not in index.notes.unembedded()
 
 
 def keyword_score(mem: AgentMemory, query: str) -> float | None:

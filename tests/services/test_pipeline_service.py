@@ -343,7 +343,7 @@ def test_a_batch_is_linked_with_each_file_written_once(vault, monkeypatch):
         write_many = internals(mem).vault.write_many
         monkeypatch.setattr(internals(mem).vault, "write_many", lambda items: writes.extend(i[0] for i in items) or write_many(items))
         batch = mem.add_many([{"content": f"{DEPLOY} Attempt {n}.", "keywords": ["Postgres migrations"]} for n in range(4)])
-        paths = [internals(mem).index.path_of(i) for i in [hub.id, *(n.id for n in batch)]]
+        paths = [internals(mem).index.notes.path_of(i) for i in [hub.id, *(n.id for n in batch)]]
         assert sorted(writes) == sorted(paths + paths[1:])  # new notes: stored, then linked; the hub once
         notes = {i: mem.get(i) for i in [hub.id, *(n.id for n in batch)]}
         assert len(notes[hub.id].backlinks) >= 2  # from several new notes, in its one write
@@ -380,9 +380,9 @@ def test_people_who_speak_in_a_chat_name_no_box_and_a_heading_label_still_can(va
 def test_conversation_speakers_are_those_who_answer_and_are_answered(vault):
     with AgentMemory(vault, embedder="fake", llm="none") as mem:
         mem.add_many({"content": c} for c in ["Redis: keys expire lazily.", "Postgres: vacuum weekly.", "Kafka: keep seven days."])
-        assert internals(mem).index.conversation_speakers() == set()
+        assert internals(mem).index.notes.conversation_speakers() == set()
         mem.add_many({"content": c} for c in CHAT[:3])
-        assert internals(mem).index.conversation_speakers() == {"Ann", "Bob"}
+        assert internals(mem).index.notes.conversation_speakers() == {"Ann", "Bob"}
 
 
 def test_an_add_with_queued_model_work_leaves_a_complete_file_at_once(vault):

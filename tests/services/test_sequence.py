@@ -12,7 +12,7 @@ import pytest
 from amem_cli import AgentMemory, Note, NoteBuilder
 from amem_cli.errors import AmemError, NotFoundError, UsageError
 from amem_cli.markdown import parse_note, render_note
-from amem_cli.services.context import PREAMBLE, estimate_tokens, note_block
+from amem_cli.services.block import PREAMBLE, estimate_tokens, note_block
 from amem_cli.services.search import MODES, SearchService
 from conftest import index_rows, isolate
 

@@ -9,6 +9,7 @@ import pytest
 
 from amem_cli import AgentMemory
 from amem_cli.index.sqlite import SqliteIndex
+from amem_cli.retrieve.fields import SearchFields
 from test_sequence import add_filler, ids, raw
 from conftest import index_rows, internals
 
@@ -18,7 +19,7 @@ def test_a_relative_time_is_resolved_into_the_index_only(memory):
     plain = memory.add("Caroline: I went to a support group", created_at="2023-05-08T14:30")
     rows = dict(index_rows(memory.path, "SELECT id, stated FROM notes"))
     assert rows == {note.id: "2023-05-07 7 May 2023 Sunday", plain.id: ""}
-    assert internals(memory).index.stating_times([note.id, plain.id]) == {note.id}
+    assert internals(memory).index.notes.stating_times([note.id, plain.id]) == {note.id}
     # The person's words stand as written: nothing derived reaches the file or the note.
     assert "2023-05-07" not in raw(memory, note.id) and "Sunday" not in raw(memory, note.id)
     assert memory.get(note.id).content == "Caroline: I went to a support group yesterday"
@@ -53,8 +54,8 @@ def test_the_times_of_notes_indexed_before_are_found_on_upgrade(memory):
     db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm011_stated_times'")
     db.commit()
     db.close()
-    index = SqliteIndex(path)
+    index = SqliteIndex(path, SearchFields())
     try:
-        assert index.stating_times([note.id]) == {note.id}
+        assert index.notes.stating_times([note.id]) == {note.id}
     finally:
         index.close()

@@ -48,7 +48,7 @@ def test_no_sql_outside_the_index():
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         offences += [f"{path.relative_to(PACKAGE.parent)}:{line}: {what}" for line, what in sql_outside_the_index(tree)]
-    assert offences == [], "SQL belongs in amem_cli/index/ behind a named SqliteIndex method:\n" + "\n".join(offences)
+    assert offences == [], "SQL belongs in amem_cli/index/ behind a named method of one of its stores:\n" + "\n".join(offences)
 
 
 def test_the_check_sees_each_way_in():

@@ -56,17 +56,15 @@ def test_extract_first_object_in_prose():
         ('{"keywords": ["alpha"], "context": "The deploy fai', {"keywords": ["alpha"]}),
         ('{"keywords": ["alpha"], "cont', {"keywords": ["alpha"]}),
         ('{"keywords": ["alpha"],', {"keywords": ["alpha"]}),
+        # A cut-off number may be a prefix of a longer one (2 of 23): it is dropped with the rest.
         ('{"links": [1, 2', {"links": [1]}),
+        ('{"links": [12', {"links": []}),
     ],
 )
 def test_truncated_json_is_repaired_dropping_the_unfinished_part(text, expected):
     value, repaired = extract_json(text)
     assert repaired is True
-    # A cut-off number may be a prefix of a longer one: it is dropped with the rest.
-    if "links" in expected:
-        assert value["links"][0] == 1
-    else:
-        assert value == expected
+    assert value == expected
 
 
 def test_repair_gives_up_on_nonsense():

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
-from ...wire import Boxes, Evolve, History, Process, RebuildBoxes, Stats, Undo
 from ..app import call, command
 from ..options import IdArg, JsonOpt
 from ..output import console, escape, print_json, printable
@@ -21,6 +20,8 @@ def boxes(
     json_output: JsonOpt = False,
 ) -> None:
     """List the boxes notes are filed in (topics of the vault's notes), with how many notes each holds."""
+    from ...wire.vault import Boxes, RebuildBoxes
+
     if rebuild:
         done = call(ctx, RebuildBoxes())
         if json_output:
@@ -41,6 +42,8 @@ def boxes(
 @command("history")
 def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
     """Show how amem changed a note (evolution; fields derived again after you edited its text), oldest first, as diffs."""
+    from ...wire.editing import History
+
     revisions = call(ctx, History(note_id))
     if json_output:
         print_json(revisions)
@@ -62,6 +65,8 @@ def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) ->
 @command("undo")
 def undo(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
     """Restore a note's file as it was before amem's last change to it, byte for byte."""
+    from ...wire.editing import Undo
+
     note = call(ctx, Undo(note_id))
     if json_output:
         print_json(note)
@@ -72,6 +77,8 @@ def undo(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> No
 @command("stats")
 def stats(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """How the link graph has grown: links per note, components, diameter, clustering."""
+    from ...wire.vault import Stats
+
     st = call(ctx, Stats())
     if json_output:
         print_json(st)
@@ -91,6 +98,8 @@ def evolve(
     json_output: JsonOpt = False,
 ) -> None:
     """Link a note again and let the notes it links evolve (context and tags)."""
+    from ...wire.editing import Evolve
+
     result = call(ctx, Evolve(note_id, dry_run=dry_run))
     if json_output:
         print_json(result)
@@ -119,6 +128,8 @@ def process(
 ) -> None:
     """Do the queued model work (build, link, evolve) now, with a progress bar."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from ...wire.queue import Process
 
     request = Process(limit=limit, seconds=None if until is None else seconds_until(until))
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
-from ...wire import Graph
 from ..app import call, command
 from ..completions import complete_formats, complete_ids
 from ..options import BoxOpt, JsonOpt, TagOpt, local_path
@@ -45,6 +44,8 @@ def graph(
     json_output: JsonOpt = False,
 ) -> None:
     """Show how notes link, as Mermaid (the default), DOT, GraphML, JSON or an HTML page."""
+    from ...wire.vault import Graph
+
     if html and (fmt or output):
         raise UsageError("--html writes a page: it goes with neither --format nor --output", hint="run amem graph twice")
     if json_output and not (html or output) and fmt not in (None, "json"):

@@ -7,8 +7,6 @@ from typing import Annotated
 
 import typer
 
-from ...places import hidden
-from ...wire import Import
 from ..app import call, command, session
 from ..confirm import confirm_large
 from ..options import JsonOpt, NoRedactOpt, NoWaitOpt, WaitOpt, YesOpt, local_path
@@ -42,6 +40,7 @@ def import_(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ...utf8 import raw_stdin
+    from ...wire.intake import Import
 
     # Standard input read here, each byte that is not UTF-8 kept as a surrogate escape: the
     # line holding one is reported as not UTF-8, as a file's would be.
@@ -79,6 +78,8 @@ def import_(
 
 def _measure(stdin: str | None, path: Path) -> tuple[int, int]:
     """(notes, bytes) an import would bring in at most: lines of JSONL, or Markdown files."""
+    from ...places import hidden
+
     if stdin is not None:
         return sum(1 for line in stdin.splitlines() if line.strip()), len(stdin.encode("utf-8", "surrogateescape"))
     if path.is_dir():

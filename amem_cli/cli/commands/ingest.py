@@ -10,7 +10,6 @@ import typer
 
 from ...errors import NotFoundError, UsageError
 from ...utf8 import as_text, mend, raw_stdin, replaced
-from ...wire import Ingest
 from ..app import call, command, session
 from ..confirm import confirm_large
 from ..options import JsonOpt, NoRedactOpt, NoWaitOpt, WaitOpt, YesOpt, local_path
@@ -60,6 +59,8 @@ def ingest(
     """Split chat transcripts (text, Markdown, JSON, JSONL) into notes, one sequence each.
     Secrets are redacted; a transcript ingested again adds nothing. Returns once the notes
     are stored and searchable; the model's work on them is queued (unless --wait)."""
+    from ...wire.intake import Ingest
+
     from ...transcripts import read, split
 
     transcripts = [list(_read(f)) for f in files or [Path("-")]]  # every file read before any is ingested

@@ -11,7 +11,6 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
-from ...wire import Edit, Edited, Remove
 from .. import actions
 from ..app import call, command
 from ..completions import complete_boxes, complete_ids, complete_tags
@@ -66,6 +65,8 @@ def list_(
 @command("edit")
 def edit(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
     """Open a note in $EDITOR, then index the result."""
+    from ...wire.editing import Edit, Edited
+
     path = call(ctx, Edit(note_id))
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
@@ -93,6 +94,8 @@ def rm(
 ) -> None:
     """Remove notes, and the links other notes have to them. `amem undo ID` brings one
     back (for trash_days days, 30) unless --purge."""
+    from ...wire.editing import Remove
+
     # Like rm(1): ask a person at a terminal, never a script (no terminal: go on; the
     # notes are recoverable anyway, unless --purge, which a script asks for on purpose).
     if not yes and sys.stdin.isatty():

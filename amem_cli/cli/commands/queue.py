@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 
 from ...errors import UsageError
-from ...wire import CancelQueued, Queue
 from ..app import app, call, command, guarded
 from ..options import JsonOpt
 from ..output import console, escape, print_json, queue_line, snippet
@@ -30,6 +29,8 @@ def queue(
 
 
 def _list(s, limit: int, json_output: bool) -> None:
+    from ...wire.queue import Queue
+
     result = s.call(Queue(limit=limit))
     if json_output:
         print_json(result)
@@ -56,6 +57,8 @@ def cancel(
     """Drop queued model work. The notes stay, with what amem derives without the model
     (keywords, tags, context, boxes, links by similarity); `amem evolve ID` asks the model later."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from ...wire.queue import CancelQueued
 
     if bool(ids) == all_:
         raise UsageError("give the ids of notes whose work to drop, or --all", hint="`amem queue` lists the queued work")

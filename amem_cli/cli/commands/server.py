@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from ...errors import VaultError
-from ...places import INDEX_DIR
 from .. import actions
 from ..app import app, command, session
 from ..options import JsonOpt
@@ -62,6 +61,8 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
 def stop(ctx: typer.Context) -> None:
     """Stop the server (queued work stays queued for the next one). Returns once it has
     exited: it first finishes the note in hand."""
+    from ...places import INDEX_DIR
+
     import json
 
     try:  # written by the server when it starts listening

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from ...errors import InconsistentError, UsageError
-from ...wire import Config, Doctor, Init, Reindex, VaultStatus
 from ..app import call, command, session
 from ..completions import complete_config_actions, complete_profiles
 from ..options import JsonOpt
@@ -25,6 +24,8 @@ def init(
     json_output: JsonOpt = False,
 ) -> None:
     """Create a vault (a folder you may keep under git)."""
+    from ...wire.vault import Init
+
     ready = call(ctx, Init(profile))
     if json_output:
         print_json(ready)
@@ -42,6 +43,8 @@ def config(
     json_output: JsonOpt = False,
 ) -> None:
     """Show the settings in effect (defaults < user config < vault amem.toml < AMEM_* < flags)."""
+    from ...wire.vault import Config
+
     if action != "show":
         raise UsageError(f"unknown config action {action!r}", hint="use `amem config show`")
     settings = call(ctx, Config())
@@ -103,6 +106,8 @@ def reindex(
     """Rebuild the index from the note files and re-embed every note."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ...wire.vault import Reindex
+
     show = not (quiet or json_output)
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), disable=not show, transient=True
@@ -122,6 +127,8 @@ def reindex(
 @command("status")
 def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Counts, index health, files changed since the last index, the embedding model."""
+    from ...wire.vault import VaultStatus
+
     result = call(ctx, VaultStatus())
     st = result.status
     if json_output:
@@ -148,6 +155,8 @@ def doctor(
     json_output: JsonOpt = False,
 ) -> None:
     """Check that the files, the index, the vectors, the links and the queue agree."""
+    from ...wire.vault import Doctor
+
     result = call(ctx, Doctor(fix=fix))
     report = result.report
     if json_output:

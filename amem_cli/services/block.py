@@ -1,4 +1,5 @@
-"""A prompt-ready block of notes for an agent, within a token budget.
+"""The block: a prompt-ready text of notes for an agent, within a token budget (what
+`amem context` prints; see docs/glossary.md).
 
 Stored notes are untrusted (anyone who could add a note, or a poisoned transcript, wrote
 them): the block opens with a line saying so, and every line of every note is quoted
@@ -60,15 +61,15 @@ def fit(notes: Iterable[Note], max_tokens: int | None = None) -> list[Note]:
     return chosen
 
 
-def context_of(query: str, notes: Iterable[Note], max_tokens: int | None = None) -> dict:
-    """What `amem context --json` prints: the block of the notes that fit, their ids and
-    its size."""
+def block_of(query: str, notes: Iterable[Note], max_tokens: int | None = None) -> dict:
+    """What `amem context --json` prints: the block of the notes that fit (its `context`
+    key, a name kept from before the glossary), their ids and its size."""
     chosen = fit(notes, max_tokens)
-    text = build_context(chosen)
+    text = render_block(chosen)
     return {"query": query, "context": text, "tokens": estimate_tokens(text), "notes": [n.id for n in chosen]}
 
 
-def build_context(notes: Iterable[Note], max_tokens: int | None = None) -> str:
+def render_block(notes: Iterable[Note], max_tokens: int | None = None) -> str:
     """The preamble and the notes that fit, or "" when none does."""
     chosen = fit(notes, max_tokens)
     return "\n\n".join([PREAMBLE, *map(note_block, chosen)]) if chosen else ""
