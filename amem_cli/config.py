@@ -86,11 +86,12 @@ class Settings:
 MODEL_CHOICE = ("llm", "model", "llm_url", "llm_model")
 
 
-# What a model writes by default: the fields both models measured by
-# benchmarks/note_quality.py (the bundled SmolLM2-135M-Instruct and Qwen2.5-Coder-1.5B)
-# wrote at least as well as the deterministic method; both lost on contexts and boxes
-# (benchmarks/README.md gives the figures). A model not measured is not trusted with more.
-MEASURED_MODEL_FIELDS = ("keywords", "tags")
+# What a model writes by default: the fields where it was not worse than the
+# deterministic method beyond the interval in a blind pairwise judgment on the judged set
+# (benchmarks/judging/, issue 39): none. The bundled SmolLM2-135M-Instruct lost on
+# keywords (net -0.765 [-0.836, -0.689]), tags (-0.344 [-0.454, -0.235]) and contexts
+# (-0.251 [-0.317, -0.191]); a model not judged is not trusted with more.
+MEASURED_MODEL_FIELDS: tuple[str, ...] = ()
 
 
 def model_fields(settings: Settings) -> frozenset[str]:
