@@ -17,7 +17,7 @@ from .operations import Facade
 from .services.block import render_block
 from .services.notes import new_note
 from .wire.intake import Import, ImportReport
-from .wire.editing import AddMany, AddNote, Evolve, EvolveResult, History, Remove, Revision, Undo
+from .wire.editing import AddMany, AddNote, Evolve, EvolveResult, History, Remove, Revision, Trash, TrashEntry, Undo
 from .wire.notes import Add, Block, ListNotes, Search, Show
 from .wire.queue import Process, Queue, QueueResult
 from .wire.vault import BoxesRebuilt, Doctor, DoctorReport, RebuildBoxes, Reindex, ReindexResult, Status, Sync, VaultStatus
@@ -175,8 +175,13 @@ class AgentMemory:
         return self._facade.run(Remove([note_id], purge=purge)).notes[0]
 
     def undo(self, note_id: str) -> Note:
-        """Undo amem's last change to a note (`amem undo`), or bring back a removed note."""
-        return self._facade.run(Undo(note_id))
+        """Undo amem's last change to a note (`amem undo`), or bring back a removed note:
+        its newest version in the trash, or `ID@N`, the Nth newest (see `trash`)."""
+        return self._facade.run(Undo(note_id)).note
+
+    def trash(self, note_id: str | None = None) -> list[TrashEntry]:
+        """The removed notes `undo` can bring back (of one id, or all), newest first (`amem trash`)."""
+        return self._facade.run(Trash(note_id))
 
     def evolve(self, note_id: str, *, dry_run: bool = False) -> EvolveResult:
         """Link a note again and let the notes it links evolve (`amem evolve`)."""

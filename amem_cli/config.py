@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -78,6 +79,48 @@ class Settings:
     diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
     min_similarity: float = 0.2  # cosine at which a note shares meaning with a query (search's floor)
     min_share: float = 0.1  # of the best hit's score, under which search shows no hit
+
+
+    def __post_init__(self) -> None:
+        for name in RANGES:  # also where a Settings is made in Python, not loaded
+            check_range(name, getattr(self, name), "Settings")
+
+
+# The range of each numeric setting (the README's Settings table says the same; a test
+# holds the two together). Wide enough for any use measured, narrow enough that no value
+# makes a command hang or a file grow without end: a vault's own amem.toml sets these
+# without the user's trust, and one that set pagerank_iterations = 2000000000 hung every
+# search. A value outside is refused where it is read, naming where it came from: it is a
+# typo or an attack, and a value clamped silently would mean other than what is written.
+RANGES: dict[str, tuple[float, float]] = {
+    "threads": (0, 256),
+    "link_k": (0, 100),
+    "link_threshold": (-1.0, 1.0),
+    "max_links": (0, 50),
+    "box_similarity": (0.0, 1.0),
+    "sync_interval": (0.0, 86400.0),
+    "server_idle": (0.0, 604800.0),
+    "trash_days": (0.0, 3650.0),
+    "keyword_weight": (0.0, 100.0),
+    "semantic_weight": (0.0, 100.0),
+    "graph_weight": (0.0, 100.0),
+    "pagerank_damping": (0.0, 1.0),
+    "pagerank_iterations": (1, 1000),
+    "name_boost": (0.0, 10.0),
+    "time_boost": (0.0, 10.0),
+    "neighbour_share": (0.0, 1.0),
+    "diversity": (0.0, 1.0),
+    "min_similarity": (-1.0, 1.0),
+    "min_share": (0.0, 1.0),
+}
+
+
+def check_range(name: str, value: Any, source: str) -> None:
+    """UsageError unless a numeric setting's value lies within its range (a NaN does not)."""
+    low, high = RANGES[name]
+    if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and low <= value <= high):
+        raise UsageError(f"setting {name!r} in {source} must be between {low:g} and {high:g}, not {value!r}",
+                         hint=f"set it within that range (the README's Settings table gives each setting's), or remove it")
 
 
 # The settings that choose the model (`--llm`, `--model`, `--llm-url`): a command may
@@ -287,18 +330,25 @@ def _coerce(values: dict[str, Any], source: str) -> dict[str, Any]:
             guess = f"did you mean {close[0]!r}? " if close else ""
             raise UsageError(f"unknown setting {key!r} in {source}",
                              hint=f"{guess}remove or rename it; the README's Settings table lists every setting")
+        where = f"the environment (AMEM_{key.upper()})" if source == "environment" else source
         if key == "dir":
             value = Path(str(value)).expanduser()
         elif known[key].type in ("int", int):
             try:
+                if isinstance(value, bool) or isinstance(value, float) and not value.is_integer():
+                    raise ValueError(value)
                 value = int(value)
-            except (TypeError, ValueError):
-                raise UsageError(f"setting {key!r} in {source} must be a whole number") from None
+            except (TypeError, ValueError, OverflowError):
+                raise UsageError(f"setting {key!r} in {where} must be a whole number, not {value!r}") from None
         elif known[key].type in ("float", float):
             try:
+                if isinstance(value, bool):
+                    raise ValueError(value)
                 value = float(value)
             except (TypeError, ValueError):
-                raise UsageError(f"setting {key!r} in {source} must be a number") from None
+                raise UsageError(f"setting {key!r} in {where} must be a number, not {value!r}") from None
+        if key in RANGES:
+            check_range(key, value, where)
         out[key] = value
     return out
 
@@ -321,7 +371,7 @@ def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str
         vault_dir = user.get("dir") or default_vault_dir()
     vault = _vault_settings(vault_dir, environ, notices)
     merged: dict[str, Any] = {}
-    for layer, source in ((user, "user config"), (vault, "vault config"), (env, "environment"), (flags, "flags")):
+    for layer, source in ((user, "user config"), (vault, "vault config"), (env, "environment"), (flags, "the arguments given")):
         merged.update(_coerce(layer, source) if layer is env or layer is flags else layer)
     merged["dir"] = vault_dir
     settings = Settings(**merged)
@@ -341,11 +391,6 @@ def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str
             f"unknown model field {unknown[0]!r} in model_fields",
             hint=f"use 'auto' (default), 'all', or a list of: {', '.join(MODEL_FIELDS)}",
         )
-    if settings.threads < 0:
-        raise UsageError(f"threads must be 0 (automatic) or more, not {settings.threads}")
-    if not 0 < settings.box_similarity < 1:
-        raise UsageError(f"box_similarity must be between 0 and 1, not {settings.box_similarity}",
-                         hint="0.2 is the default; higher gives more, smaller boxes")
     if settings.date_order not in DATE_ORDERS:
         raise UsageError(f"unknown date_order {settings.date_order!r}", hint="use 'auto' (default), 'day-first' or 'month-first'")
     if settings.server not in ("auto", "off"):

@@ -25,6 +25,7 @@ from .services.importer import Importer
 from .services.indexer import Indexer
 from .services.ingest import Ingester
 from .services.jobs import JobQueue
+from .services.mending import mend_links
 from .services.notes import NoteService
 from .services.pipeline import Pipeline, PipelineSettings
 from .services.search import RetrievalSettings, SearchService
@@ -115,11 +116,12 @@ class Container:
     def indexer(self) -> Indexer:
         # Whatever command's sync sees a person's edit of a note's text, its derived fields
         # follow; notes a person added get the work an added note gets (the pipeline is
-        # built on this indexer, so it is asked for when a sync needs it).
+        # built on this indexer, so it is asked for when a sync needs it); links another
+        # program's save undid are mended from the other notes.
         return Indexer(
             self.vault, self.index, lambda: self.embedder, lambda: self.vectors, deterministic_versions,
             sync_interval=self.settings.sync_interval, watch=self._watch,
-            on_edit=self._rederive, on_new=self._queue_new,
+            on_edit=self._rederive, on_new=self._queue_new, on_saved=self._mend,
         )
 
     def _rederive(self, edited: list[Note]) -> None:
@@ -127,6 +129,9 @@ class Container:
 
     def _queue_new(self, new: list[Note]) -> None:
         self.pipeline.queue_new(new)
+
+    def _mend(self, saved: list[str]) -> None:
+        mend_links(self.writer, saved)
 
     @shared
     def writer(self) -> NoteWriter:

@@ -155,6 +155,23 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int]:
     raise ValueError("the frontmatter opened by --- on line 1 is never closed")
 
 
+# Keys amem writes into every note's frontmatter: a block of them at the top of a note's
+# text is a second frontmatter (see `second_frontmatter`).
+_NOTE_KEYS = frozenset({"id", "keywords", "tags", "context", "created", "updated", "links", "backlinks", "boxes"})
+
+
+def second_frontmatter(body: str) -> bool:
+    """Whether a note's text opens with another frontmatter block: what a save in two
+    steps (truncate, then write) leaves when amem wrote its own into the file between."""
+    text = body.lstrip("\n")
+    try:
+        fm, _, _ = split_frontmatter(text)
+        data = _YAML.load(fm, Loader=_Loader) if fm else None
+    except (ValueError, yaml.YAMLError, RecursionError):
+        return False
+    return isinstance(data, dict) and bool(_NOTE_KEYS & set(map(str, data)))
+
+
 def normalise_text(raw: str) -> str:
     """Drop a BOM and turn CRLF / CR line ends into LF."""
     if raw.startswith("\ufeff"):

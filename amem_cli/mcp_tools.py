@@ -29,6 +29,8 @@ from pydantic import BaseModel, Field
 from . import __version__
 from .config import Settings
 from .errors import AmemError, NotFoundError
+from .limits import MAX_CONTENT_BYTES, MAX_CONTEXT_CHARS, MAX_QUERY_CHARS, MAX_TERM_CHARS, MAX_TERMS, MAX_TOKENS
+from .mcp_stdio import run as run_stdio
 from .operations import Facade
 from .retrieve import MODES
 from .server.worker import QueueWorker, Turn, serving
@@ -37,6 +39,9 @@ from .wire.notes import Add, Block, ListNotes, Search, Show
 from .wire.vault import Boxes as ListBoxes
 
 log = logging.getLogger("amem.mcp")
+
+# A keyword, tag or box (`limits`: the services check the same, and what a schema cannot say).
+Term = Annotated[str, Field(max_length=MAX_TERM_CHARS)]
 
 INSTRUCTIONS = (
     "Long-term memory in a folder of Markdown notes. Call search_memory (or build_context) "
@@ -156,10 +161,12 @@ def build(facade: Facade, turn: Turn, wake: threading.Event, *, redact: bool = T
     @mcp.tool()
     @guarded
     def add_memory(
-        content: Annotated[str, Field(description="The memory: one fact, decision, event or idea, in plain words.")],
-        keywords: Annotated[list[str] | None, Field(description="Key terms (left out: the model picks them).")] = None,
-        tags: Annotated[list[str] | None, Field(description="Category tags (left out: the model picks them).")] = None,
-        context: Annotated[str | None, Field(description="One sentence on its topic and purpose (left out: the model writes it).")] = None,
+        content: Annotated[str, Field(max_length=MAX_CONTENT_BYTES,
+                                      description="The memory: one fact, decision, event or idea, in plain words.")],
+        keywords: Annotated[list[Term] | None, Field(max_length=MAX_TERMS, description="Key terms (left out: the model picks them).")] = None,
+        tags: Annotated[list[Term] | None, Field(max_length=MAX_TERMS, description="Category tags (left out: the model picks them).")] = None,
+        context: Annotated[str | None, Field(max_length=MAX_CONTEXT_CHARS,
+                                             description="One sentence on its topic and purpose (left out: the model writes it).")] = None,
         created_at: Annotated[str | None, Field(description="When it happened, ISO 8601 (default: now).")] = None,
     ) -> AddedNote:
         """Remember something: store it as a new note. Returns at once with the note's id;
@@ -172,13 +179,13 @@ def build(facade: Facade, turn: Turn, wake: threading.Event, *, redact: bool = T
     @mcp.tool()
     @guarded
     def search_memory(
-        query: Annotated[str, Field(description="What to look for, in your own words.")],
+        query: Annotated[str, Field(max_length=MAX_QUERY_CHARS, description="What to look for, in your own words.")],
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many hits.")] = 5,
         mode: Annotated[
             Literal[MODES], Field(description="hybrid (words, meaning and links), semantic, keyword or graph.")
         ] = "hybrid",
-        tags: Annotated[list[str] | None, Field(description="Only notes with all these tags.")] = None,
-        boxes: Annotated[list[str] | None, Field(description="Only notes in all these boxes.")] = None,
+        tags: Annotated[list[Term] | None, Field(max_length=MAX_TERMS, description="Only notes with all these tags.")] = None,
+        boxes: Annotated[list[Term] | None, Field(max_length=MAX_TERMS, description="Only notes in all these boxes.")] = None,
     ) -> Hits:
         """Find notes by meaning and by words, best first: only notes the query matched,
         so there may be fewer than `limit`, or none."""
@@ -195,8 +202,8 @@ def build(facade: Facade, turn: Turn, wake: threading.Event, *, redact: bool = T
     @mcp.tool()
     @guarded
     def build_context(
-        query: Annotated[str, Field(description="What you are working on, in your own words.")],
-        max_tokens: Annotated[int, Field(ge=1, description="Budget for the whole block (about 4 characters a token).")] = 2000,
+        query: Annotated[str, Field(max_length=MAX_QUERY_CHARS, description="What you are working on, in your own words.")],
+        max_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS, description="Budget for the whole block (about 4 characters a token).")] = 2000,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many notes.")] = 10,
         top_k: Annotated[int | None, Field(ge=1, le=100, description="The old name of limit.")] = None,
     ) -> Annotated[CallToolResult, ContextBlock]:
@@ -242,7 +249,7 @@ def serve(settings: Settings, *, redact: bool = True) -> None:
     server = build(facade, turn, worker.wake, redact=redact)
     worker.start(warm_up=True)  # in the background: the client is answered at once
     try:
-        server.run("stdio")
+        run_stdio(server)  # server.run("stdio"), answering malformed lines
     finally:
         worker.stop()
         facade.close()

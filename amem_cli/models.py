@@ -174,6 +174,8 @@ class SyncReport:
     edited: list[Note] = field(default_factory=list)
     # Notes seen for the first time in files amem never wrote (no `updated`): a person's.
     new: list[Note] = field(default_factory=list)
+    # The ids of notes whose files another program saved over (a person's editor, most often).
+    saved: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> int:

@@ -26,14 +26,15 @@ from typing import Any
 
 from .config import Settings
 from .container import Container, ModelWrapper
-from .errors import UsageError
+from .errors import AmemError, UsageError
 from .llm.base import LLM
 from .models import Note, SearchHit
 from .places import INDEX_DIR
 from .wire import Request
 from .wire.intake import Import, ImportReport, Ingest, IngestReport
 from .wire.editing import (
-    AddMany, AddNote, Edit, Edited, EvolveResult, Evolve, History, NoteFile, Remove, Revision, Undo,
+    AddMany, AddNote, Edit, Edited, EvolveResult, Evolve, History, NoteFile, Remove, Restored, Revision, Trash, TrashEntry,
+    Undo,
 )
 from .wire.notes import Add, Block, BlockResult, ListNotes, Search, Show
 from .wire.queue import CancelQueued, CancelResult, Job, Process, ProcessResult, Queue, QueueResult
@@ -83,6 +84,8 @@ class Facade:
         it). What it has to tell the user is added to `warnings`, even when it fails."""
         fn, fresh, creates = OPERATIONS[type(request)]
         call = Call(self, creates, progress, warnings if warnings is not None else [])
+        if self._container is not None or self._shared is not None:  # (a vault is checked when it is opened)
+            call.container.vault.check_index_links()  # a link planted under .amem/ since: refused before any use
         if fresh:
             call.container.indexer.sync()
         return fn(call, request)
@@ -193,6 +196,15 @@ class Removed:
 
     def to_dict(self) -> dict[str, Any]:
         return {"removed": [n.id for n in self.notes], "recoverable": self.recoverable}
+
+
+@dataclass
+class Undone:
+    note: Note
+    restored: Restored
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.note.to_dict(), "restored": self.restored.to_json()}
 
 
 @dataclass
@@ -320,8 +332,41 @@ def history(call: Call, req: History) -> list[Revision]:
 
 
 @operation(Undo)
-def undo(call: Call, req: Undo) -> Note:
-    return call.container.notes.undo(req.id)
+def undo(call: Call, req: Undo) -> Undone:
+    notes = call.container.notes
+    removed = notes.removed_version(req.id)
+    if removed is not None:
+        note = notes.undo(req.id)
+        version = req.id if "@" in req.id else f"{removed.id}@1"
+        return Undone(note, Restored(version=version, removed=_iso(removed.removed), path=removed.path,
+                                     left=len(notes.trash.versions(note.id))))
+    last = notes.history(req.id)[-1:]
+    note = notes.undo(req.id)
+    return Undone(note, Restored(revision=last[0]["seq"], at=last[0]["at"], cause=last[0]["cause"]) if last else Restored())
+
+
+@operation(Trash)
+def trash(call: Call, req: Trash) -> list[TrashEntry]:
+    """Newest first; `version` is `ID@N`, the Nth newest removal of ID."""
+    from .markdown import parse_note
+
+    rank: dict[str, int] = {}
+    out = []
+    for removed in call.container.notes.trash.versions(req.id):
+        rank[removed.id] = rank.get(removed.id, 0) + 1
+        try:
+            text = parse_note(removed.data.decode("utf-8"), path=removed.path, fallback_id=removed.id).content
+        except (AmemError, UnicodeDecodeError):  # a file that was no note amem could read: its bytes as they are
+            text = removed.data.decode("utf-8", errors="replace")
+        out.append(TrashEntry(version=f"{removed.id}@{rank[removed.id]}", id=removed.id, path=removed.path,
+                              removed=_iso(removed.removed), text=" ".join(text.split()[:12])))
+    return out
+
+
+def _iso(timestamp: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds")
 
 
 @operation(Evolve)
@@ -384,7 +429,11 @@ def import_(call: Call, req: Import) -> ImportReport:
 def process(call: Call, req: Process) -> ProcessResult:
     import time
 
+    from .limits import check_seconds
+
     c = call.container
+    if req.seconds is not None:
+        check_seconds("--until", req.seconds, hint="at most a week: --until 18:30, --until 20m")
     until = None if req.seconds is None else time.monotonic() + req.seconds
     c.indexer.flush_vectors()  # the vectors of notes written elsewhere first: a job links its note by them
     done = c.notes.pipeline.process(req.limit, progress=call.progress, until=until)

@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from .secret_formats import FORMATS
+from .text import is_stopword
 
 # The metadata key of a note that says how many secrets were redacted from it when added.
 REDACTED = "amem_redacted"
@@ -79,6 +80,9 @@ def redact_data(value: Any) -> tuple[Any, int]:
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # Every format's secret holds a run of 16 of these: a text without one is not searched.
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:~%-]{16,}")
+# A documentation's stand-in of a key's length: ghp_XXXX..., key-xxxx..., 0000... (no
+# key holds a run of twelve of one of those).
+_FILLER = re.compile(r"([xX0])\1{11}")
 
 
 def _find(text: str) -> Iterator[_Found]:
@@ -89,7 +93,7 @@ def _find(text: str) -> Iterator[_Found]:
                 continue
             group = "s" if "s" in fmt.pattern.groupindex else 0
             for m in fmt.pattern.finditer(text):
-                if m.start() == 0 or text[m.start() - 1] not in fmt.not_after:
+                if (m.start() == 0 or text[m.start() - 1] not in fmt.not_after) and not _FILLER.search(m.group()):
                     yield _Found(m.start(group), m.end(group), fmt.kind, 0)
     for rank, finder in enumerate(_CONTEXT, 1):
         for start, end, kind in finder(text, lowered):
@@ -114,13 +118,14 @@ def _merged(found: Iterator[_Found]) -> list[_Found]:
 _PLACEHOLDER = re.compile(
     r"""(?ix) ^(?:
         \$\{.* | \$(?-i:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*) | \$\(.* | %[\w.]+% | \$?\{\{.* | <[^<>]*>? | \[REDACTED.*   # variables, templates
+      | %[-+\ \#0]*\d*(?:\.\d+)?[sdifrx] | \{\w*\} | \w*<[a-z][\w\ -]*>? | \(\w+\)?      # printf, format fields, sk_test_<key>, (a remark)
       | \*+ | x{4,} | \.{3,} | …
       | none | null | nil | true | false | undefined | empty | required | optional | str | string | bytes
       | secret | password | passwd | pass | token | changeme | change_me | changeit | placeholder
       | redacted | dummy | test | todo | tbd | hidden | removed | \w*_here
       | ![\w/:.-]+                                                  # a YAML tag: !vault
     )$
-    | example | replace[_ -]?me | your[_ -]?(?:own[_ -])?(?:api[_ -]?)?(?:key|token|secret|password)
+    | example | replace[_ -]?me | (?:your|my)[_ -]?(?:own[_ -])?(?:api[_ -]?|db[_ -]?)?(?:key|token|secret|pass(?:word)?)
     """
 )
 # A value in code that names where the secret is: a call or an index (os.environ['X'],
@@ -136,7 +141,7 @@ _WORD_SEPARATORS = re.compile(r"[-_. /]+")
 
 
 def _not_a_value(value: str) -> bool:
-    if _PLACEHOLDER.search(value) or _CODE.match(value):
+    if _PLACEHOLDER.search(value) or _CODE.match(value) or _FILLER.search(value):
         return True
     if _PATH.fullmatch(value):
         return all(len(part) <= 16 or not _looks_random(part) for part in _PATH_SEPARATORS.split(value))
@@ -154,7 +159,30 @@ def _looks_random(value: str) -> bool:
     parts = [p for p in _WORD_SEPARATORS.split(value) if p]
     if any(_case_changes(p) * 3 > len(p) for p in parts):
         return True  # kjHGfdsaQWEr: case changes every few letters, unlike camelCase words
+    if len(parts) == 1 and len(value) >= 12 and _random_letters(value):
+        return True  # gzhvxgpegneqthmp: a generated password of letters
     return len(parts) == 1 and len(value) >= 20 and _entropy(value) >= 3.8
+
+
+# The 175 commonest pairs of letters in English (Norvig's counts over Google's books): a
+# word's letter pairs are mostly among them, random letters' seldom (26 % of pairs). Less
+# than this share, and letters were drawn, not written: an app password (kbdu kkrz xbid
+# avje), not words (lint test docs html).
+_COMMON_PAIRS = frozenset(
+    "th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi ri ro "
+    "ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di fo ho pe ec pr no ct us ac ot il tr ly nc et ut ss so "
+    "rs un lo wa ge ie wh ee wi em ad ol rt po we na ul ni ts mo ow pa im mi ai sh ir su id os iv ia am fi ci vi pl "
+    "ig tu ev ld ry mp fe bl ab gh ty op wo sa ay ex ke fr oo av ag if ap gr od bo sp rd do uc bu ei ov by rm ep tt "
+    "oc fa ef cu rn sc gi da yo cr cl du ga qu ue ff ba ey ls va um pp ua up lu go ht".split()
+)
+_DRAWN = 0.42
+
+
+def _random_letters(value: str) -> bool:
+    """Letters that pair seldom as English words' letters do (see _COMMON_PAIRS)."""
+    words = [w for w in re.split(r"[^A-Za-z]+", value.lower()) if len(w) > 1]
+    pairs = [w[i : i + 2] for w in words for i in range(len(w) - 1)]
+    return bool(pairs) and sum(p in _COMMON_PAIRS for p in pairs) <= _DRAWN * len(pairs)
 
 
 def _case_changes(word: str) -> int:
@@ -346,6 +374,7 @@ _WORD_BEFORE = re.compile(r"([A-Za-z]{2,20}) $")  # "API key", "client secret"
 _ASSIGNED = re.compile(
     r"(?P<close>[\"'`\]*_]{0,3})"  # "password": / ['token'] = / **Password:**
     r"(?:(?:[ \t]+(?i:for|of|on|to|at|in|from|with)[ \t]+[\w.@-]+(?:[ \t]+[\w.@-]+){0,3}?)?"  # "password for the prod db is"
+    r"(?:[ \t]+\([^()\n]{1,40}\))?"  # a remark: "auth token (primary):"
     r"(?:[ \t]*(?P<op>:=|=>|!==?|={1,3}|:(?![:/]))|[ \t]+(?P<verb>(?i:is|was))[ \t]+)|(?P<space>[ \t]+))"
     r"[ \t*_`]*"  # emphasis and `code` marks around a value in Markdown
     r"(?:(?:[rbuf@]{1,2})?(?P<q>[\"'])(?P<qv>(?:\\.|(?!(?P=q))[^\n\\])*)(?P=q)|(?P<uv>[^\s\"'`]+))"
@@ -354,7 +383,7 @@ _ASSIGNED = re.compile(
 # ("...;Database=x", "...&user=x"), a separator followed by a space, trailing punctuation.
 _NEXT_KEY = re.compile(r"[;&,](?=[\w. ]*=)|[;,](?=\s|$)")
 _TRAILING = ".,;:)]}>*_"
-_INNER_ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=(?!=*$)")
+_INNER_ASSIGNMENT = re.compile(r"([A-Za-z_][\w.-]*)=(?!=*$)")
 
 
 @lru_cache(maxsize=4096)  # the same keys come back: author, keyboard, DB_PASSWORD
@@ -421,7 +450,8 @@ def _assigned_secret(m: re.Match, kind: str) -> tuple[int, int, str] | None:
         value, start = m.group("qv"), m.start("qv")
     else:
         raw = _NEXT_KEY.split(m.group("uv"), 1)[0]
-        if _INNER_ASSIGNMENT.match(raw):
+        inner = _INNER_ASSIGNMENT.match(raw)
+        if inner and _key_kind(inner.group(1)):
             return None  # "secret: `password=...`": the inner assignment is judged by itself
         value, start = raw.rstrip(_TRAILING), m.start("uv")
     if len(value) < 4 or _not_a_value(value) or _KEY_BEGIN.search(value):
@@ -441,6 +471,202 @@ def _assigned_secret(m: re.Match, kind: str) -> tuple[int, int, str] | None:
     return (start, start + len(value), kind) if ok else None
 
 
+# -- password files: .pgpass, .netrc ------------------------------------------------
+# PostgreSQL's password file (libpq, "The Password File"): hostname:port:database:username:
+# password, a field `*` for any, `\:` and `\\` escaped. The port is digits or `*`; the
+# host, database and user hold a letter or are `*` (a time, a MAC address does not); a
+# sixth field makes it something else.
+_FIELD = r"(?:\*|(?:\\.|[^:\s\\`\"'])*[A-Za-z_](?:\\.|[^:\s\\`\"'])*)"
+_PGPASS = re.compile(
+    rf"(?<![^\s`\"'(\[])(?:\*|[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z.][A-Za-z0-9.-]*|\d{{1,3}}(?:\.\d{{1,3}}){{3}}"
+    r"|(?:\\:|[0-9A-Fa-f])+)"  # ... or an IPv6 address, its colons escaped
+    rf":(?:\*|\d{{1,5}}):{_FIELD}:{_FIELD}:(?P<s>(?:\\.|[^:\s\\`\"'])+)(?=[\s`\"')\],;]|\.(?:\s|$)|$)"
+)
+# ftp's .netrc (curl, git, pip read it too): `machine HOST login USER password PASSWORD`
+# (or `default ...`), on one line or several. Its place says what the value is.
+_NETRC = re.compile(
+    r"\b(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+)*\s+password\s+(?P<s>[^\s\"'`\\]+)"
+)
+
+
+_PORT_FIELD = re.compile(r":(?:\*|\d{1,5}):")  # where a .pgpass line is looked for (a scan of the whole
+# text for its first field cost 0.2 ms a paragraph)
+_FIELD_START = re.compile(r"[^\s`\"'(\[]*$")
+
+
+def _password_files(text: str, lowered: str):
+    if text.count(":") >= 4:
+        done = 0
+        for port in _PORT_FIELD.finditer(text):
+            if port.start() < done:
+                continue  # inside the line found last
+            start = _FIELD_START.search(text, max(done, port.start() - 200), port.start()).start()
+            m = _PGPASS.match(text, start)
+            if m and (value := m.group("s")) and len(value) >= 4 and not _not_a_value(value):
+                done = m.end()
+                yield m.start("s"), m.end("s"), "password"
+    if "password" in lowered and ("machine" in lowered or "default" in lowered):
+        for m in _NETRC.finditer(text):
+            value = m.group("s")
+            if len(value) >= 4 and not _not_a_value(value):
+                yield m.start("s"), m.end("s"), "password"
+
+
+# -- passphrases: words after their keyword ---------------------------------------------
+# "my vault passphrase is correct horse battery staple", a wallet's seed phrase, an app
+# password shown in groups ("abcd efgh ijkl mnop", Apple's "abcd-efgh-ijkl-mnop"): three
+# words or more that end the clause. Prose after the keyword ("the passphrase is stored in
+# the vault", "... is four random words") holds a function word or a word that describes
+# a passphrase rather than being one: those are left.
+# Its keywords (in the languages _PASSWORD_WORDS names) and the ways a value follows one
+# ("is", ":", "=", "->", "set to"; "ist", "est", "es", "é", "è").
+_PHRASE_KEY = (r"(?i:\b(?:pass[ -]?phrases?|passwords?|passwd|pw|pass|pass ?codes?|secret phrases?|(?P<seed>(?:seed|recovery"
+               r"|backup|mnemonic) phrases?|mnemonics?|seed)|recovery codes?|passwort|kennwort|mot de passe|contrase[ñn]a"
+               r"|wachtwoord|senha))")
+_PHRASE_WORD = r"(?:[^\W\d_]{2,12}|\d{1,4})"
+_PHRASE = re.compile(
+    _PHRASE_KEY +  # "... for the guest network", "on the new SSD", "du wifi", "del router"
+    r"(?:[ \t]+(?i:for|of|on|at|in|from|with|du|de|del|do|da|des|für|von|vom|voor|van|per|para|pour)"
+    r"[ \t]+[\w.@'/-]+(?:[ \t]+[\w.@'/-]+){0,3}?)?"
+    r"(?:[ \t]+\([^()\n]{1,40}\))?"  # a remark: "password (yes, with spaces):"
+    r"(?:[ \t]*(?::=|=|->|→|=>|:(?![:/]))|[ \t]+(?P<verb>(?i:(?:(?:is|was|has been) )?(?:set|changed|reset) to|is|was|are|reads"
+    r"|ist|est|es|é|è|to))\b[ \t]*:?|[ \t]+(?=[\"']))"
+    r"[ \t]*[*_`\"']*"
+    rf"(?P<s>[^\W\d_]{{2,12}}(?:(?P<sep>[ -]){_PHRASE_WORD}){{2,23}})(?![\w-])"
+)
+_SETTING = re.compile(r"(?i)\b(?:set|change[sd]?|reset)\b")
+# The words before it: "thimble maple hazel meadow is the passphrase for the backup disk".
+_PHRASE_BEFORE = re.compile(
+    rf"(?:^|(?<=[:>\n]))[ \t]*(?P<s>[^\W\d_]{{2,12}}(?:(?P<sep> ){_PHRASE_WORD}){{2,23}})[ \t]+(?i:is|was)[ \t]+"
+    r"(?i:the|my|our|your)[ \t]+(?:[\w-]+[ \t]+){0,2}?" + _PHRASE_KEY
+)
+_DESCRIBING = frozenset(
+    "random words word long short strong weak secure safe memorable stored saved kept written required needed same "
+    "different new old empty changed reset expired shared unique simple hard easy good bad fine wrong right known "
+    "unknown missing invalid sensitive case encrypted hashed rotated listed attached below above there here set "
+    "one two three four five six seven eight nine ten eleven twelve twenty dozen".split()
+    # the function words of the other languages whose keywords _PHRASE reads (de, fr, es, nl, pt, it)
+    + "der die das den dem des ein eine im auf mit für ist und oder nicht steht siehe le la les du de dans sur sous "
+      "avec pour un une est et ou pas voir el los las en con para por es y del al está ver het een op met voor niet "
+      "zie o os em no na com um uma é e do da não il lo gli su per è della nel vedi".split()
+)
+
+
+_PHRASE_STEM = re.compile(r"pass|pw|phrase|mnemonic|seed|recovery code|kennwort|contrase|wachtwoord|senha")
+_WORD_START = re.compile(r"[^\W\d_]*$")
+
+
+def _phrase_matches(text: str, lowered: str):
+    """_PHRASE where a keyword starts (at the stem's word or the word before: "seed
+    phrase", "mot de passe"), _PHRASE_BEFORE on a keyword's line: a scan of all the text
+    cost 0.2 ms a paragraph."""
+    lines: set[int] = set()
+    for stem in _PHRASE_STEM.finditer(lowered):
+        word = _WORD_START.search(lowered, max(0, stem.start() - 40), stem.start()).start()  # "WLAN-Passwort": at "Passwort"
+        before = max(lowered.rfind(c, 0, max(word - 1, 0)) for c in " \t\n") + 1
+        for start in {word, before, max(lowered.rfind(c, 0, max(before - 1, 0)) for c in " \t\n") + 1}:
+            if m := _PHRASE.match(text, start):
+                yield m
+        line = lowered.rfind("\n", 0, stem.start()) + 1
+        if line not in lines:
+            lines.add(line)
+            end = lowered.find("\n", stem.end())
+            yield from _PHRASE_BEFORE.finditer(text, line, len(text) if end == -1 else end)
+
+
+def _passphrases(text: str, lowered: str):
+    for m in _phrase_matches(text, lowered):
+        if (m.groupdict().get("verb") or "").lower() == "to" and not _SETTING.search(
+                text, text.rfind("\n", 0, m.start()) + 1, m.start("verb")):
+            continue  # "to" says what a passphrase was set to, not where one is
+        words = m.group("s").split(m.group("sep"))
+        if len(set(m.group("s").lower()) - {" ", "-"}) < 4:
+            continue  # xxxx xxxx xxxx xxxx: a stand-in
+        # A wallet's seed phrase (BIP-39) is 12 to 24 words of a list that holds common
+        # ones ("open", "again"): its count says enough.
+        seed = m.group("seed") is not None and len(words) in (12, 15, 18, 21, 24)
+        if seed or not _prose(words):
+            yield m.start("s"), m.end("s"), "password"
+
+
+def _prose(words: list[str]) -> bool:
+    """Words that say something about a passphrase rather than being one: the first is a
+    function word or one that describes ("is stored in the vault", "est dans le
+    gestionnaire", "is four random words"), or one in four is ("... sent in a separate
+    email"). A passphrase's words are content words, a phrase's few ("bajo la lluvia")."""
+    plain = [w.lower() for w in words if not w.isdigit()]
+    said = [is_stopword(w) or w in _DESCRIBING for w in plain]
+    return bool(said) and (said[0] or 4 * sum(said) >= len(said))
+
+
+# -- app passwords: four groups of four letters -------------------------------------------
+# Google shows its app passwords as `abcd efgh ijkl mnop`, Apple its app-specific ones as
+# `abcd-efgh-ijkl-mnop`: random letters. Near a password's keyword on their line, or drawn
+# rather than written (_random_letters) anywhere: "must have more time next week" is words.
+_LETTER_CODE = re.compile(r"[a-z]{4}(?P<sep>[ -])[a-z]{4}(?P=sep)[a-z]{4}(?P=sep)[a-z]{4}(?![\w-])")
+_CODE_KEY = re.compile(r"(?i:pass|pw|asp\b)")
+
+
+def _letter_codes(text: str, lowered: str):
+    at = 0
+    while m := _LETTER_CODE.search(text, at):
+        at = m.end()
+        code = m.group()
+        if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_-"):
+            at = m.start() + 1  # inside a longer word: the code may start further on
+            continue
+        if len(set(code) - {" ", "-"}) < 4:
+            continue  # xxxx-xxxx-xxxx-xxxx: a documentation's stand-in
+        keyed = _CODE_KEY.search(text, text.rfind("\n", 0, m.start()) + 1, m.start())
+        words = code.split(m.group("sep"))
+        if _random_letters(code) or keyed and not any(is_stopword(w) or w in _DESCRIBING for w in words):
+            yield m.start(), m.end(), "password"
+
+
+# -- a Markdown table's password column ----------------------------------------------
+_TABLE_ROW = re.compile(r"^[ \t]*\|(.+)\|[ \t]*$", re.M)
+
+
+def _table_cells(text: str, lowered: str):
+    """The cells under a column whose header names a password ("| password |"), in the
+    rows of that table, that look like one."""
+    if "|" not in text or "pass" not in lowered and "pw" not in lowered:
+        return
+    rows = list(_TABLE_ROW.finditer(text))
+    columns: set[int] = set()
+    for n, row in enumerate(rows):
+        cells = row.group(1).split("|")
+        if n and row.start() != rows[n - 1].end() + 1:
+            columns = set()  # another table
+        if all(re.fullmatch(r"[ \t:-]*", c) for c in cells):
+            continue  # the line under the header
+        below = rows[n + 1].group(1) if n + 1 < len(rows) and rows[n + 1].start() == row.end() + 1 else ""
+        if below and all(re.fullmatch(r"[ \t:-]*", c) for c in below.split("|")):  # a header
+            columns = {i for i, c in enumerate(cells) if _key_kind(c.strip()) == "password"}
+            continue
+        start = row.start(1)
+        for i, cell in enumerate(cells):
+            value = cell.strip()
+            if i in columns and len(value) >= 4 and _looks_random(value) and not _not_a_value(value):
+                at = start + cell.index(value)
+                yield at, at + len(value), "password"
+            start += len(cell) + 1
+
+
+# -- BitLocker recovery keys -----------------------------------------------------------
+# Eight groups of six digits, each a multiple of 11 (Microsoft's recovery password format).
+_BITLOCKER = re.compile(r"\d{6}(?:-\d{6}){7}(?![\d-])")
+
+
+def _recovery_keys(text: str, lowered: str):
+    if text.count("-") < 7:
+        return
+    for m in _BITLOCKER.finditer(text):
+        if (not m.start() or text[m.start() - 1] not in "0123456789-") and all(
+                int(group) % 11 == 0 for group in m.group().split("-")):
+            yield m.start(), m.end(), "recovery_key"
+
+
 # -- command lines -------------------------------------------------------------------
 _WORD = r"(?:\"[^\"\n]*\"|'[^'\n]*'|(?!-)[^\s\"'`][^\s`]*)"  # a shell word
 _COMMANDS = [  # (the words one of which the text must hold, the pattern)
@@ -451,6 +677,13 @@ _COMMANDS = [  # (the words one of which the text must hold, the pattern)
     (("redis-cli",), re.compile(r"\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]+(?P<s>" + _WORD + ")")),
     # curl -u user:password (the password after the first colon).
     (("curl", "wget"), re.compile(r"\b(?:curl|wget)\b[^\n|;&]*?[ \t](?:-u|--user)(?:[ \t]+|=)[\"']?[^\s:\"']*:(?P<s>[^\s\"']+)")),
+    # htpasswd -b FILE USER PASSWORD (Apache: -b takes the password from the command line).
+    (("htpasswd",), re.compile(r"\bhtpasswd((?:[ \t]+-[A-Za-z]+)*)[ \t]+-[A-Za-z]*b[A-Za-z]*((?:[ \t]+-[A-Za-z]+)*)"
+                               r"[ \t]+" + _WORD + r"[ \t]+" + _WORD + r"[ \t]+(?P<s>" + _WORD + ")")),
+    # keytool's -storepass, -keypass, -srcstorepass, -destkeypass...: one dash, the word whole.
+    (("pass",), re.compile(r"(?<![\w-])-(?:src|dest|new)?(?:store|key)pass[ \t]+(?P<s>" + _WORD + ")")),
+    # Python's smtplib, imaplib, ftplib: .login(user, password) with both given as text.
+    ((".login(",), re.compile(r"\.login\(\s*([\"'])[^\"'\n]*\1\s*,\s*(?P<s>\"[^\"\n]+\"|'[^'\n]+')\s*\)")),
 ]
 _LONG_FLAG = re.compile(r"--(?P<flag>[A-Za-z][\w-]*)[ \t]+(?P<s>" + _WORD + ")")  # --token X
 
@@ -483,5 +716,6 @@ def _unquoted(m: re.Match, group: str) -> tuple[int, int]:
 
 # Most specific first: a key block's lines are not also read as passwords.
 _CONTEXT: list[Callable[[str, str], Iterator[tuple[int, int, str]]]] = [
-    _private_keys, _beside_their_ids, _url_passwords, _auth_headers, _url_signatures, _command_lines, _assignments,
+    _private_keys, _beside_their_ids, _url_passwords, _auth_headers, _url_signatures, _password_files, _command_lines,
+    _assignments, _passphrases, _letter_codes, _table_cells, _recovery_keys,
 ]

@@ -93,7 +93,9 @@ FORMATS: list[Format] = [
     _f("prefect_token", r"pnu_[A-Za-z0-9]{36}" + _E, "pnu_"),
     _f("readme_token", r"rdme_[a-z0-9]{70}" + _E, "rdme_"),
     _f("postman_token", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}" + _E, "pmak-"),
-    _f("doppler_token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}" + _E, "dp."),
+    # Doppler's "Auth Token Formats": dp.ct/pt/sa/said/scim/audit. and 40-44 letters and
+    # digits; a service token (dp.st.) may name its config between (dp.st.dev.xxxx).
+    _f("doppler_token", r"dp\.(?:ct|pt|sa|said|scim|audit|st(?:\.[a-z0-9_-]{2,35})?)\.[A-Za-z0-9]{40,44}" + _E, "dp."),
     _f("infracost_token", r"ico-[A-Za-z0-9]{32}" + _E, "ico-"),
     _f("scalingo_token", r"tk-us-[\w-]{48}" + _EH, "tk-us-"),
     # -- AI providers -------------------------------------------------------------------
@@ -145,6 +147,11 @@ FORMATS: list[Format] = [
     _f("brevo_key", r"x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}" + _E, "xkeysib-", "xsmtpsib-"),
     # gitleaks mailchimp-api-key (the key ends in its data centre, -us6).
     _f("mailchimp_key", r"[a-f0-9]{32}-us\d{1,2}" + _E, "-us"),
+    # Mailgun (gitleaks mailgun-private-api-token, mailgun-signing-key): the older private
+    # keys, key- and 32 characters, and the keys and webhook signing keys of today, 32 hex
+    # digits, then two groups of 8. The public validation key (pubkey-) is public.
+    _f("mailgun_key", r"key-(?=[a-z]*\d)[0-9a-z]{32}" + _E, "key-"),
+    _f("mailgun_key", r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}" + _EH, not_after=WORD_CHARS | {"-"}),
     # -- monitoring, productivity, others -----------------------------------------------
     # gitleaks grafana-*, sentry-*, new-relic-*, dynatrace-api-token.
     _f("grafana_token", r"(?:glc_[A-Za-z0-9+/]{32,}={0,3}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,3})",

@@ -9,6 +9,7 @@ import os
 import secrets
 import stat
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -26,6 +27,11 @@ LOCK_NOTICE = 3.0  # seconds of waiting for the write lock before saying so
 # A larger file is not read as a note: an atomic note is far smaller, and indexing and
 # embedding 20 MB takes minutes and a gigabyte of memory.
 MAX_NOTE_BYTES = 2 * 1024 * 1024
+# How long amem waits for an empty note file to get its bytes: editors that truncate the
+# file, close it, open it again and write save so, and amem must not take the moment
+# between for the note (it would write its frontmatter into the empty file, and the
+# editor's write then gives the file two).
+SETTLE = 1.0
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,9 @@ def parse_note_file(path: str, data: bytes, *, own_id: bool = True,
     names its id (else the id is the one its name gives). `own_id=False`: a file from
     elsewhere (an import) whose `id` amem does not use. `date_order`: how a date that
     reads both ways is read (`timeutil.DATE_ORDERS`)."""
+    if not data.strip():
+        return None, (f"{path}: empty: a save under way, or a note with nothing in it; amem leaves it as it is "
+                      "and reads it again once it holds a note"), False
     if len(data) > MAX_NOTE_BYTES:
         return None, f"{path}: larger than a note may be ({MAX_NOTE_BYTES // 2**20} MiB); split it; it was skipped", False
     try:
@@ -118,6 +127,12 @@ class Vault:
             raise VaultError(f"the vault {self.root} is read-only, and its index cannot be kept in {self.cache}: {exc}",
                              hint="set cache_dir (AMEM_CACHE_DIR) to a folder of yours") from None
         self.read_only = True
+        self.check_index_links()
+
+    def check_index_links(self) -> None:
+        """Refuse a symlink anywhere in the index folder (see `refuse_links`): when a
+        command starts, and before each request to a long-lived server."""
+        refuse_links(self.index_dir)
 
     def _not_writable(self) -> OSError | None:
         """Why amem may not write the vault and its `.amem/` (made here if missing); None if it may."""
@@ -233,6 +248,23 @@ class Vault:
         with open(self.abspath(rel), "rb") as fh:
             return fh.read(-1 if limit is None else limit + 1)
 
+    def read_settled(self, rel: str, limit: int | None = None) -> bytes | None:
+        """`read_bytes`; for a file emptied in the last SETTLE seconds (a save under way),
+        its bytes once it has some, within SETTLE seconds, else the empty bytes; None when
+        it is still empty and a program has it open for writing (a save in place)."""
+        deadline = time.monotonic() + SETTLE
+        while True:
+            with open(self.abspath(rel), "rb") as fh:
+                data = fh.read(-1 if limit is None else limit + 1)
+                if data.strip():
+                    return data
+                if not _no_writer(fh.fileno()):
+                    if time.monotonic() >= deadline:
+                        return None
+                elif time.monotonic() >= deadline or time.time() - os.fstat(fh.fileno()).st_mtime > SETTLE:
+                    return data  # empty for a while: no save is coming
+            time.sleep(0.02)
+
     # -- writes -----------------------------------------------------------
     def write_text(self, rel: str, text: str, expect_hash: str | None = None) -> FileStat:
         """Write atomically (temp file, fsync, rename, fsync of the folder). `expect_hash`
@@ -312,10 +344,11 @@ class Vault:
 
 
 def _check_index_dir(path: Path) -> None:
-    """`.amem/` must be a real folder holding no symlinks: a vault (a cloned repository)
-    could carry a link there, and amem would then chmod, lock, truncate or write its
-    index into whatever the link names. Opened without following a link, so the chmod
-    goes to the folder that was checked."""
+    """`.amem/` must be a real folder holding no symlinks, at any depth: a vault (a cloned
+    repository) could carry a link there, and amem would then chmod, lock, truncate or
+    write its index into whatever the link names, or copy it into the vault (a link in the
+    trash, brought back by `undo`). Opened without following a link, so the chmod goes to
+    the folder that was checked."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:
@@ -326,12 +359,78 @@ def _check_index_dir(path: Path) -> None:
     try:
         if os.fstat(fd).st_mode & 0o077:  # made by something else (an older amem, a copy, a umask)
             os.fchmod(fd, 0o700)
-        links = [entry.name for entry in os.scandir(fd) if entry.is_symlink()]
+        links = _links_below(fd)
     finally:
         os.close(fd)
+    _refuse(path, links)
+
+
+def refuse_links(folder: Path) -> None:
+    """VaultError naming the first symlink that is `folder` or lies below it (at any
+    depth), if there is one: amem reads and writes only its own files under `.amem/`.
+    Called before each use of a part of the index a long-lived process opens again (the
+    trash, the vector store), as well as when a command starts."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return  # not made yet
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        if os.path.islink(folder):
+            _refuse(folder.parent, [folder.name])
+        return  # a file where a folder should be: its user says so
+    try:
+        links = _links_below(fd)
+    finally:
+        os.close(fd)
+    _refuse(folder, links)
+
+
+def links_under(folder: Path) -> list[str]:
+    """The symlinks below `folder`, at any depth, relative to it (POSIX style, sorted);
+    none is followed, so a loop of links cannot hang the walk."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        return _links_below(fd)
+    finally:
+        os.close(fd)
+
+
+def _links_below(fd: int, prefix: str = "") -> list[str]:
+    with os.scandir(fd) as entries:
+        entries = list(entries)
+    found = []
+    for entry in entries:
+        if entry.is_symlink():
+            found.append(prefix + entry.name)
+        elif entry.is_dir(follow_symlinks=False):
+            try:
+                sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                continue  # removed meanwhile
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # a link now, where a folder was
+                    found.append(prefix + entry.name)
+                    continue
+                raise
+            try:
+                found += _links_below(sub, f"{prefix}{entry.name}/")
+            finally:
+                os.close(sub)
+    return sorted(found)
+
+
+def _refuse(folder: Path, links: list[str]) -> None:
     if links:
-        raise VaultError(f"{path} holds symlinks ({', '.join(sorted(links))}): amem writes there only to files of its own",
-                         hint=f"remove them (`rm {path}/{sorted(links)[0]}`); amem then makes new ones")
+        raise link_refused(folder / links[0], more=len(links) - 1)
+
+
+def link_refused(path: Path, more: int = 0) -> VaultError:
+    """The error for a symlink found in the index folder (and `more` others)."""
+    others = f" (and {more} more)" if more else ""
+    return VaultError(f"{path} is a symlink{others}: amem follows no link inside its index folder",
+                      hint=f"remove it (`rm {path}`); amem makes its own files again from the notes")
 
 
 def _conflict(rel: str, saving: bool = False) -> ConflictError:

@@ -5,19 +5,25 @@
 
 One note, the hub, is open in an "editor": a thread that, every few milliseconds, reads
 the file, writes the next number of its save counter into the note's text and saves it,
-at random either as `sed -i` and vim do (a temp file renamed over the note) or in place
-(truncate and write, as many editors and `echo >` do). Meanwhile notes that link to the
-hub are added through the vault's warm server, whose worker writes each one's backlink
-into the hub's file. The editor saves until the server's queue is empty.
+at random either as `sed -i` and vim do (a temp file renamed over the note), in place
+(truncate and write, as many editors and `echo >` do), or in two steps (truncate and
+close, then open again and append: the file is empty for a moment). Meanwhile notes that
+link to the hub are added through the vault's warm server, whose worker writes each
+one's backlink into the hub's file. The editor saves until the server's queue is empty.
 
 A save is lost when amem replaces the file with bytes made from an older version: the
 editor then reads back a counter lower than the one it saved last (checked before each
-save, and once at the end). Printed: saves made, saves lost, amem's rewrites of the hub
-the editor saw (its backlinks growing under its counter), the server's jobs put off
-because the editor kept saving (each done later), adds done, and added notes linked to
-the hub (fewer with saves in place: the index may read the hub half-saved, and then it
-is not near). The test suite (tests/reliability/test_edit_race.py) runs the same race
-smaller. Fake embedder and no model: the point is the writes, not the model.
+save, and once at the end); a read that finds two frontmatter blocks (amem wrote into the
+emptied file, the editor appended to it) is counted apart. After the race `amem doctor`
+must find the vault consistent without `--fix`: a save from the editor's copy, read
+just before amem wrote a backlink into the hub, undoes that backlink, and the next sync
+must notice and mend it. Printed: saves made, saves lost, reads with two frontmatters,
+amem's rewrites of the hub the editor saw (its backlinks growing under its counter),
+the server's jobs put off because the editor kept saving (each done later), adds done,
+added notes linked to the hub (fewer with saves in place: the index may read the hub
+half-saved, and then it is not near), and what doctor found. The test suite
+(tests/reliability/test_edit_race.py) runs the same race smaller. Fake embedder and no
+model: the point is the writes, not the model.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ AMEM = [sys.executable, "-c", "import sys; from amem_cli.cli.entry import main; 
 ENV = {"AMEM_SERVER": "auto", "AMEM_EMBEDDER": "fake", "AMEM_LLM": "none"}
 HUB = "The lighthouse keeper's log of the weather, the tides and the ships that pass the rocks."
 COUNTER = re.compile(rb"save counter (\d+)")
-WAYS = ("renamed", "in place")  # how the editor saves: each save one of these, at random
+WAYS = ("renamed", "in place", "in two steps")  # how the editor saves: each save one of these, at random
 # Seconds the editor goes on saving once the adds are in, while the server links them. An
 # editor saving every few ms may beat each of the worker's tries (it puts the job off and
 # tries again): the race must end.
@@ -60,6 +66,8 @@ class Outcome:
     linked: int = 0  # added notes that link the hub
     saves: int = 0  # by the editor
     lost: list[str] = field(default_factory=list)  # "save N: read back M"
+    doubled: int = 0  # the editor's reads that found two frontmatter blocks
+    doctor: list[str] = field(default_factory=list)  # what `amem doctor` found after the race
     amem_rewrites: int = 0  # times the editor found amem's backlinks added on top of its save
     put_off: int = 0  # jobs the server's worker gave up on for a while: the note kept changing
     failures: list[str] = field(default_factory=list)
@@ -67,7 +75,7 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return not self.lost and not self.failures
+        return not self.lost and not self.failures and not self.doubled and not self.doctor
 
 
 def amem(vault: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -100,6 +108,8 @@ class Editor(threading.Thread):
         """The file as it is now; a counter below the last one saved is a save lost."""
         data = self.path.read_bytes()
         end = data.find(b"\n---\n", 3)  # of the frontmatter
+        if data[end + 5:].lstrip(b"\n").startswith(b"---\n"):
+            self.out.doubled += 1
         found = COUNTER.search(data, end)
         if found is None:  # the person's text is gone altogether
             self.out.lost.append(f"after save {self.last}: no counter in {data[:200]!r}")
@@ -119,9 +129,14 @@ class Editor(threading.Thread):
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             os.replace(tmp, self.path)
-        else:  # in place
+        elif self.how == "in place":
             with open(self.path, "r+b") as fh:
                 fh.truncate(0)
+                fh.write(data)
+        else:  # in two steps: emptied and closed, then opened again and written
+            open(self.path, "wb").close()
+            time.sleep(self.random.uniform(0, self.pause))
+            with open(self.path, "ab") as fh:
                 fh.write(data)
 
 
@@ -163,8 +178,14 @@ def race(vault: Path, adds: int, pause: float = 0.003, seed: int = 0, ways: tupl
         amem(vault, "server", "stop")
     out.seconds = time.perf_counter() - started
     out.adds = len(ids)
-    res = amem(vault, "--no-server", "list", "--json", "--limit", str(adds + 10))
+    res = amem(vault, "--no-server", "list", "--json", "--limit", str(adds + 10))  # the first look at the last saves
     notes = {n["id"]: n for n in json.loads(res.stdout)} if res.returncode == 0 else {}
+    amem(vault, "--no-server", "search", "lighthouse keeper")  # embeds the hub's last text, as any search does
+    res = amem(vault, "--no-server", "doctor", "--json")
+    try:
+        out.doctor = [f"{p['kind']}: {p['detail']}" for p in json.loads(res.stdout)["problems"]]
+    except (ValueError, KeyError):
+        out.doctor = [f"doctor exited {res.returncode}: {res.stdout[-300:]} {res.stderr[-300:]}"]
     out.linked = sum(hub in notes.get(i, {}).get("links", []) for i in ids)
     log = index_dir / "server.log"
     out.put_off = sum("changed on disk" in line or "is being saved" in line
@@ -197,10 +218,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="amem-edit-race-") as tmp:
             vault = Path(tmp) / "vault"
             o = race(vault, args.adds, args.pause, seed=run, ways=tuple(args.ways.split(",")))
-        print(f"run {run + 1}: {o.saves} saves made, {len(o.lost)} lost; {o.amem_rewrites} rewrites of the note by amem seen; "
-              f"{o.put_off} jobs put off; {o.adds} adds done, {o.linked} linked to the note; {o.seconds:.1f} s "
-              f"-> {'OK' if o.ok else 'FAILED'}")
-        for line in (o.lost + o.failures)[:5]:
+        print(f"run {run + 1}: {o.saves} saves made, {len(o.lost)} lost, {o.doubled} reads with two frontmatters; "
+              f"{o.amem_rewrites} rewrites of the note by amem seen; {o.put_off} jobs put off; {o.adds} adds done, "
+              f"{o.linked} linked to the note; doctor: {len(o.doctor)} problems; {o.seconds:.1f} s -> {'OK' if o.ok else 'FAILED'}")
+        for line in (o.lost + o.failures + o.doctor)[:8]:
             print("   ", line)
 
 

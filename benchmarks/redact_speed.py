@@ -10,8 +10,8 @@ and this repository's own Markdown (README.md, RELIABILITY.md, the example vault
 cut into paragraphs: prose, shell commands, config, code, tables), taken in turn. Prints
 notes/s and MB/s, and how many notes redact() changed: text of this kind holds no secret,
 so each change is a false positive (`--show` prints them). `--against REV` times the
-`amem_cli/redact.py` of a git revision too (one that stands alone, as before
-secret_formats.py), in turns with this one, so both see the same load on the machine.
+`amem_cli/redact.py` of a git revision too (with the package of that revision), in
+turns with this one, so both see the same load on the machine.
 Figures only; nothing is asserted.
 """
 
@@ -22,7 +22,6 @@ import re
 import subprocess
 import sys
 import time
-import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,11 +49,21 @@ def ordinary_notes(n: int) -> list[str]:
 
 
 def redact_at(rev: str):
-    """`redact` from amem_cli/redact.py as it was at a git revision."""
-    source = subprocess.run(["git", "show", f"{rev}:amem_cli/redact.py"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    module = types.ModuleType(f"redact_{rev}")
-    exec(compile(source, f"{rev}:amem_cli/redact.py", "exec"), module.__dict__)
-    return module.redact
+    """`redact` from amem_cli/redact.py as it was at a git revision (with the modules it
+    imports: the package of that revision, under another name, in a temp folder)."""
+    import importlib
+    import io
+    import tarfile
+    import tempfile
+
+    archive = subprocess.run(["git", "archive", rev, "amem_cli"], cwd=ROOT, capture_output=True, check=True).stdout
+    folder = Path(tempfile.mkdtemp(prefix="redact-at-"))
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    name = f"amem_cli_{re.sub(r'[^A-Za-z0-9]', '_', rev)}"
+    (folder / "amem_cli").rename(folder / name)
+    sys.path.insert(0, str(folder))
+    return importlib.import_module(f"{name}.redact").redact
 
 
 def timed(fn, notes: list[str]) -> tuple[float, list]:

@@ -5,17 +5,44 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from .. import __version__
 from ..global_options import GLOBAL_OPTIONS
 from .completions import complete_embedders, complete_llms
+from .output import fail
+from .quick import texts_last
 from .session import Session, run_guarded
 
+class _Group(TyperGroup):
+    """Typer's root group, whose usage errors (an unknown option, a bad value, a missing
+    argument) are a JSON error object on stdout when the command line asks for `--json`:
+    a script reading stdout gets `{"error", "hint"}` whatever went wrong, never help text.
+    A note's text that starts with dashes is read as text (`quick.texts_last`)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        argv = texts_last(list(sys.argv[1:] if args is None else args))
+        if not standalone_mode or "--json" not in argv:
+            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(argv, prog_name, complete_var, False, **extra)
+        except typer.TyperException as exc:  # Click's usage errors (its exceptions' base, in Typer's vendored Click)
+            ctx = getattr(exc, "ctx", None)
+            fail(exc.format_message(), f"see `{ctx.command_path if ctx else 'amem'} --help`", as_json=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            fail("aborted", None, as_json=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=_Group,
     name="amem",
     help="Local agentic memory: Markdown notes that link, evolve and are found again.",
     no_args_is_help=True,

@@ -65,6 +65,37 @@ class Unsure(Exception):
     """Typer should read this command line."""
 
 
+def dashed_text(token: str) -> bool:
+    """A word that starts with a dash but is no option: a line of three dashes or more (a
+    Markdown rule, a PEM or PGP key block) or a dash and a space (a list item). It is the
+    text of `add`, the query of `search`: Click would take it for an unknown option."""
+    return token.startswith("---") or token.startswith("-") and any(c.isspace() for c in token)
+
+
+def texts_last(argv: list[str]) -> list[str]:
+    """The command line with the dashed text (`dashed_text`) of an everyday command moved
+    after a `--`, where Click reads it as the argument it is (an option's value stays)."""
+    try:
+        _, rest = _read(argv, GLOBAL, (), interspersed=False)
+    except Unsure:
+        return argv
+    name = rest[0] if rest else None
+    if name not in COMMANDS or "--" in rest:
+        return argv
+    takes_value = {n for o in COMMANDS[name].options if o.kind != FLAG for n in o.names}
+    head, tokens, texts = argv[: len(argv) - len(rest) + 1], rest[1:], []
+    kept: list[str] = []
+    while tokens:
+        token = tokens.pop(0)
+        if token in takes_value and tokens:
+            kept += [token, tokens.pop(0)]
+        elif dashed_text(token):
+            texts.append(token)
+        else:
+            kept.append(token)
+    return [*head, *kept, "--", *texts] if texts else argv
+
+
 def parse(argv: list[str]) -> tuple[dict[str, Any], str, dict[str, Any]]:
     """`amem [GLOBAL OPTIONS] COMMAND [ARGS]` -> (global options, command, its parameters),
     each parameter given or its default, as Typer would pass them. Unsure otherwise."""
@@ -94,7 +125,7 @@ def _read(argv: list[str], options: tuple[Option, ...], arguments: tuple[tuple[s
         if token == "--":
             loose += tokens
             break
-        if not token.startswith("-") or token == "-":
+        if not token.startswith("-") or token == "-" or dashed_text(token):
             loose.append(token)
             if not interspersed:
                 loose += tokens

@@ -43,6 +43,11 @@ class LinkStore:
             out.setdefault(dst, []).append(src)
         return out
 
+    def pointing(self, note_id: str, kind: str) -> list[str]:
+        """The other notes whose sequence pointer `kind` (previous, next) names this one."""
+        sql = "SELECT src FROM links WHERE kind = ? AND dst = ? AND src != dst ORDER BY src"
+        return [r[0] for r in self.db.execute(sql, [kind, note_id])]
+
     def referrers(self, note_id: str) -> set[str]:
         """The other notes that name this one: by a link (in frontmatter or text) or a
         sequence pointer, however written, and by its id in their backlinks, which the

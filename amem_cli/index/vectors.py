@@ -7,6 +7,7 @@ from typing import Protocol
 from urllib.parse import urlparse
 
 from ..errors import AmemError
+from ..vault import refuse_links
 
 
 # How many candidates Chroma's HNSW search keeps while it walks the graph. Its default
@@ -112,9 +113,17 @@ class ChromaVectorIndex:
 
     @property
     def _store(self):
+        self._check_links()
         if self._collection is None:
             self._connect()
         return self._collection
+
+    def _check_links(self) -> None:
+        """Refuse a local store holding a symlink (its database, a segment folder or file):
+        Chroma would read and write the files it names. Before each use: a long-lived
+        process opens and writes them again and again."""
+        if self._path is not None:
+            refuse_links(self._path)
 
     def reload(self) -> None:
         """Drop this process's cached view of a local store another process has written
@@ -126,6 +135,7 @@ class ChromaVectorIndex:
             from chromadb.api.client import SharedSystemClient
 
             SharedSystemClient.clear_system_cache()
+            self._check_links()
             self._connect()
 
     def upsert(self, ids: list[str], vectors: list[list[float]]) -> None:
@@ -141,6 +151,7 @@ class ChromaVectorIndex:
         if k <= 0 or not vectors:
             return [[] for _ in vectors]
         if self._collection is None and self._path is not None and (self._path / "chroma.sqlite3").exists():
+            self._check_links()
             try:
                 if self._reader is None:
                     self._reader = _BindingsReader(self._path, self._name)
@@ -169,6 +180,7 @@ class ChromaVectorIndex:
         return self._store.count()
 
     def reset(self) -> None:
+        self._check_links()
         if self._client is None:
             self._connect()
         try:

@@ -194,6 +194,8 @@ def ask(request: Request, flags: dict[str, str],
             reply = call(index_dir, envelope, on_event=on_event)
         except NoReply:
             if request.redo:
+                print(f"amem: the server stopped before it answered; doing `{request.op}` again in this process",
+                      file=sys.stderr, flush=True)
                 return None
             raise AmemError(f"the server stopped before it answered, so `{request.op}` may or may not have been done",
                             hint="look before you run it again (`amem server logs` says why it stopped)") from None

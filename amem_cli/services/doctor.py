@@ -8,8 +8,11 @@ has one for each; no temp file of an interrupted write is left; sequence pointer
 duplicated job (a deferred note's file says its work is owed until it is done, so a lost
 queue is noticed). A repair never deletes a note file or changes a note's text or the
 links a person wrote: the index is rebuilt from the files, and only backlinks and
-sequence pointers in the frontmatter are mended. A file that cannot be read and a link
-that names no note are the person's to mend: reported, never touched.
+sequence pointers in the frontmatter are mended. A file that cannot be read (an empty
+one too), a link that names no note and a note whose text opens with a second
+frontmatter block (a save in two steps that amem wrote into) are the person's to mend:
+reported, never touched. A symlink under `.amem/` is refused before doctor runs, as by
+every command (`vault.refuse_links`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..ids import settle_ids
 from ..index.vectors import note_of
 from ..links import NameTable
+from ..markdown import second_frontmatter
 from ..models import Note
 from ..places import hidden
 from ..vault import content_hash
@@ -87,6 +91,10 @@ class Doctor:
             add = report.problems.append
             for path, why in disk.bad.items():
                 add(Problem("bad_file", path, why, hint=f"edit {path} by hand (amem never rewrites a file it cannot read)"))
+            for note_id, (path, note) in disk.notes.items():
+                if second_frontmatter(note.content):
+                    add(Problem("second_frontmatter", note_id, f"{path} holds two frontmatter blocks: its text opens with a second",
+                                hint=f"keep one of them in {path} (a save in two steps, truncate then write, can leave two)"))
             self._check_temp_files(add)
             self._check_sqlite(add)
             self._check_files(disk, add)

@@ -19,6 +19,7 @@ from ..index.vectors import VectorIndex, note_of, vector_ids
 from ..models import Note, SyncReport
 from ..vault import MAX_NOTE_BYTES, FileStat, Vault, content_hash
 from ..changes import plan_changes
+from .jobs import QUEUED
 from ..utf8 import mend
 from ..wire.vault import Status
 
@@ -57,13 +58,16 @@ class Indexer:
         watch: bool = False,
         on_edit: Callable[[list[Note]], None] | None = None,
         on_new: Callable[[list[Note]], None] | None = None,
+        on_saved: Callable[[list[str]], None] | None = None,
     ):
         """`watch`: a long-lived process hears from the OS which files changed (after one
         full look), instead of looking at every file on every call. After a sync,
         `on_edit` is told of the notes whose text a person changed (as indexed before: the
         pipeline derives their derived fields again, `Pipeline.rederive`), `on_new` of the
         notes a person added (files amem never wrote: the pipeline queues their work,
-        `Pipeline.queue_new`)."""
+        `Pipeline.queue_new`), `on_saved` of the notes whose files another program saved
+        over (the links such a save undid are mended from the other notes,
+        `mending.mend_links`)."""
         self.vault = vault
         self.index = index
         self._embedder = embedder
@@ -83,7 +87,7 @@ class Indexer:
         # Embeddings started ahead of the write that needs them: text -> (batch, row).
         self._prefetched: OrderedDict[str, tuple[Future, int]] = OrderedDict()
         self._embedding_thread: ThreadPoolExecutor | None = None
-        self._on_edit, self._on_new = on_edit, on_new
+        self._on_edit, self._on_new, self._on_saved = on_edit, on_new, on_saved
 
     # -- files -> SQLite --------------------------------------------------
     def pending_changes(self) -> int:
@@ -169,13 +173,19 @@ class Indexer:
             self._on_edit(report.edited)
         if report.new and self._on_new is not None:
             self._on_new(report.new)
+        if report.saved and self._on_saved is not None and not self.vault.read_only:
+            self._on_saved(report.saved)
         return report
 
     def _sync_file(self, path: str, stat: FileStat, row, report: SyncReport, ids: "_Settling", *, force: bool = False) -> None:
         try:
-            data = self.vault.read_bytes(path, limit=MAX_NOTE_BYTES)
+            data = self.vault.read_settled(path, limit=MAX_NOTE_BYTES)  # an empty file may be a save under way
         except OSError:
             return  # vanished since the scan: the next sync sees it gone
+        if data is None:
+            return  # being saved in place: left as indexed, for the sync that sees the save end
+        if stat.size != len(data) and (now := self.vault.stat(path)) is not None:
+            stat = now  # it got its bytes while amem waited: the row must say what was read
         digest = content_hash(data)
         if row is not None and row.hash == digest and not force:
             self.index.files.set(path, stat, digest, row.note_id, row.error)
@@ -209,12 +219,17 @@ class Indexer:
             note.created_at = before.created_at if before is not None and before.created_at else file_time(stat)
         self.index.notes.upsert(note, path)
         self.index.files.set(path, stat, digest, note.id, None)
+        if QUEUED in note.metadata and note.extra.get("pinned") is not True and not self.vault.read_only:
+            # The file says its work is owed (a save from an editor's old copy can bring
+            # that back after the work was done): it is queued, once (see `Doctor._owed`).
+            self.index.jobs.enqueue([note.id], str(note.metadata[QUEUED]))
         if before is None and note.updated_at is None:  # amem writes `updated` into every note it writes
             report.new.append(note)
         if row is None:
             report.added += 1
         else:
             report.updated += 1
+            report.saved.append(note.id)
 
     # -- ids of files that name none --------------------------------------
     def _place(self, path: str, wanted: str, named: bool, ids: "_Settling") -> tuple[str | None, str | None]:

@@ -7,24 +7,22 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from ..errors import ConflictError, UsageError
+from ..errors import ConflictError, NotFoundError, UsageError
 from ..ids import check_id, new_id
+from ..limits import MAX_CONTENT_BYTES, MAX_RESULTS, check_context, check_count, check_terms
 from ..markdown import normalise_text, parse_note, render_note, str_list
 from ..models import Note
 from ..redact import REDACTED, redact_data
 from ..index.sqlite import SqliteIndex
 from ..timeutil import now, to_datetime
-from ..vault import MAX_NOTE_BYTES, Vault, content_hash
+from ..vault import Vault, content_hash
 from .indexer import Indexer
 from .jobs import QUEUED
 from .pipeline import Pipeline
-from .trash import Removed, Trash
+from .trash import VERSION, Removed, Trash
 from .writer import NoteWriter
 
 NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", "metadata")
-# Half a file's limit: the rest is room for frontmatter, so amem never writes a note
-# file it would refuse to read back.
-MAX_CONTENT_BYTES = MAX_NOTE_BYTES // 2
 
 
 def new_note(
@@ -72,6 +70,9 @@ def new_note(
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    for values, what in ((note.keywords, "keyword"), (note.tags, "tag"), (note.boxes, "box")):
+        check_terms(values, what)
+    check_context(note.context)
     if redact:
         redact_note(note)
     return note
@@ -231,17 +232,18 @@ class NoteService:
         self.get(note_id)
         return self.index.revisions.of(note_id)
 
-    def undo(self, note_id: str) -> Note:
+    def undo(self, ref: str) -> Note:
         """Put back the file as it was before the note's last revision, byte for byte; or,
-        for a note removed (`delete`) and still in the trash, the note."""
-        self.indexer.sync()
-        if self.index.notes.path_of(note_id) is None and (removed := self.trash.get(note_id)) is not None:
+        for a note removed (`delete`) and still in the trash, the note: its newest removed
+        version, or the one `ref` names (`ID@N`, the Nth newest: `amem trash`)."""
+        if (removed := self.removed_version(ref)) is not None:
             return self._restore(removed)
+        note_id = check_id(ref)
         with self.vault.lock():
             path = self.writer.path(note_id)
             revisions = self.index.revisions.of(note_id)
             if not revisions:
-                raise UsageError(f"the note {note_id} has no revision to undo", hint="see `amem history ID`")
+                raise UsageError(f"the note {note_id} has no revision to undo", hint=self._trash_hint(note_id))
             last = revisions[-1]
             # The model's version of fields derived again after a person's edit continues that
             # edit's revision: undo goes back past both, to the person's save.
@@ -265,6 +267,29 @@ class NoteService:
                 self.index.revisions.drop(last["seq"])
         self.indexer.flush_vectors()
         return note
+
+    def removed_version(self, ref: str) -> Removed | None:
+        """The removed note `undo(ref)` brings back: the newest version of an id no note
+        holds now, or the version `ID@N` names; None when `ref` is a note's id (undo then
+        reverts its last revision)."""
+        note_id, _, version = ref.partition(VERSION)
+        note_id = check_id(note_id)
+        self.indexer.sync()
+        if version:
+            if not version.isdigit() or not 0 < int(version) <= len(self.trash.versions(note_id)):
+                raise NotFoundError(f"the trash holds no version {version} of {note_id}", hint=self._trash_hint(note_id))
+            if self.index.notes.path_of(note_id) is not None:
+                raise UsageError(f"a note with the id {note_id} exists; bringing back {ref} would overwrite it",
+                                 hint=f"remove it first (`amem rm {note_id}` keeps it in the trash too), then undo {ref}")
+            return self.trash.get(note_id, int(version))
+        return self.trash.get(note_id) if self.index.notes.path_of(note_id) is None else None
+
+    def _trash_hint(self, note_id: str) -> str:
+        n = len(self.trash.versions(note_id))
+        if not n:
+            return "see `amem history ID`"
+        return (f"the trash holds {n} removed note{'s' if n > 1 else ''} of this id (`amem trash {note_id}` lists "
+                f"them); to bring one back, remove the note that has the id now, then `amem undo {note_id}@N`")
 
     def delete(self, note_id: str, *, purge: bool = False) -> Note:
         """Remove a note's file and index entry, and the links other notes have to it.
@@ -327,7 +352,7 @@ class NoteService:
             self.update(before, lambda n: replace(n, next=note.id), embed=False)
         if after and self.index.notes.path_of(after) and self.get(after, sync=False).previous == before:
             self.update(after, lambda n: replace(n, previous=note.id), embed=False)
-        self.trash.purge(removed.id)
+        self.trash.take(removed)
         self.indexer.flush_vectors()
         return self.get(removed.id, sync=False)
 
@@ -347,6 +372,8 @@ class NoteService:
         return {w: _first_words(notes[ids[w]].content, words) if ids.get(w) in notes else None for w in written}
 
     def list(self, **filters: Any) -> list[Note]:
+        if filters.get("limit") is not None:
+            check_count("limit", filters["limit"], 1, MAX_RESULTS)
         self.indexer.sync()
         return self.index.notes.list(**filters)
 

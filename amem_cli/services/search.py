@@ -11,6 +11,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..limits import MAX_RESULTS, check_count, check_query
 from ..errors import UsageError
 from ..index.filters import NoteFilter
 from ..models import SearchHit
@@ -79,8 +80,8 @@ class SearchService:
             raise UsageError("the query is empty", hint="give some words to search for")
         if mode not in MODES:
             raise UsageError(f"unknown search mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
-        if limit < 1:
-            raise UsageError("--limit must be at least 1")
+        check_query(query)
+        check_count("limit", limit, 1, MAX_RESULTS)
         if floor and unsearchable(query):
             return []
         self.indexer.sync()

@@ -128,7 +128,10 @@ class NoteWriter:
         """The note read from its file and changed, and what to write: (path, hash of the
         bytes read, the note, its text), or None when the change changes nothing."""
         path = self.path(note_id)
-        data = self.vault.read_bytes(path)
+        data = self.vault.read_settled(path)
+        if data is None or not data.strip():  # still empty: a save under way, never a note to write into
+            raise ConflictError(f"{path} is being saved by another program, or was emptied: it is empty",
+                                hint="run the command again once it is saved; amem left it as it is")
         digest = content_hash(data)
         cached = self._written.get(path)
         if cached is not None and cached[0] == digest:

@@ -1,5 +1,5 @@
 """The operations on notes besides the everyday ones (`notes`): editing, removing,
-history and undo, evolving, and the Python API's and MCP's own ways to add and read."""
+history, undo and the trash, evolving, and the Python API's and MCP's own ways to add and read."""
 
 from typing import Any
 
@@ -20,6 +20,38 @@ class Revision(Record):
     new_context: str | None
     old_tags: list[str]
     new_tags: list[str]
+
+
+class Restored(Record):
+    """What `undo` brought back: a removed `version` of the note (`ID@N`, removed when and
+    from which `path`, and how many more versions are `left` in the trash), or the file as
+    it was before amem's `revision` (made `at`, for its `cause`). Only the fields that
+    apply are written."""
+
+    version: str | None = None
+    removed: str | None = None
+    path: str | None = None
+    left: int | None = None
+    revision: int | None = None
+    at: str | None = None
+    cause: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in super().to_json().items() if v is not None}
+
+
+class UndoResult(NoteResult):
+    restored: Restored
+
+
+class TrashEntry(Record):
+    """A removed note `undo` can bring back (`amem trash`)."""
+
+    version: str  # ID@N: the Nth newest removal of ID, what `undo` takes
+    id: str
+    path: str  # where its file was
+    removed: str  # when, ISO 8601
+    text: str  # its first words
 
 
 class RemoveResult(Record):
@@ -83,8 +115,14 @@ class History(Request, op="history", result=list[Revision]):
     id: str
 
 
-class Undo(Request, op="undo", result=NoteResult):
-    id: str
+class Undo(Request, op="undo", result=UndoResult):
+    id: str  # or ID@N, a removed version (`Trash`)
+
+
+class Trash(Request, op="trash", result=list[TrashEntry], redo=True):
+    """The removed notes `undo` can bring back (of one id, or all), newest first."""
+
+    id: str | None = None
 
 
 class Evolve(Request, op="evolve", result=EvolveResult, starts_server=True):

@@ -80,7 +80,7 @@ class VaultStatusResult(Record):
 
 
 # Problems only a person can mend (a fix would be a guess at what they meant).
-PERSON = {"bad_file", "dangling_link"}
+PERSON = {"bad_file", "dangling_link", "second_frontmatter"}
 
 
 class Problem(Record):

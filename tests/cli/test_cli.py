@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 import pytest
@@ -307,7 +308,7 @@ def test_rm_without_a_terminal_goes_on_and_undo_brings_the_note_back(run, vault)
     assert run("search", "kilns", "--json").stdout.count(middle) == 0
 
     res = run("undo", middle)
-    assert res.exit_code == 0 and res.stdout.strip() == f"restored {middle}"
+    assert res.exit_code == 0 and re.fullmatch(rf"restored {middle}@1 \(removed [0-9T:+-]+ from {middle}\.md\)", res.stdout.strip())
     assert (vault / f"{middle}.md").read_bytes() == before
     assert show(run, first)["next"] == middle and show(run, last)["previous"] == middle
     assert show(run, other)["links"] == [middle]
@@ -325,22 +326,21 @@ def test_rm_purge_keeps_nothing(run, vault):
 
 
 def test_trash_days_zero_keeps_nothing_and_old_removals_expire(run, vault, monkeypatch):
-    import os
     import time
 
     old = run("add", "removed long ago").stdout.strip()
     assert run("rm", old).exit_code == 0
-    info = vault / ".amem" / "trash" / f"{old}.json"
+    (info,) = (vault / ".amem" / "trash").glob(f"{old}@*.json")
     data = json.loads(info.read_text())
     info.write_text(json.dumps({**data, "removed": time.time() - 31 * 86400}))
     fresh = run("add", "removed now").stdout.strip()
     assert run("rm", fresh).exit_code == 0
-    assert sorted(p.name for p in (vault / ".amem" / "trash").iterdir()) == [f"{fresh}.json", f"{fresh}.md"]
+    assert sorted(p.name.split("@")[0] + p.suffix for p in (vault / ".amem" / "trash").iterdir()) == [f"{fresh}.json", f"{fresh}.md"]
     monkeypatch.setenv("AMEM_TRASH_DAYS", "0")
     gone = run("add", "not kept").stdout.strip()
     res = run("rm", gone)
     assert res.exit_code == 0 and res.stdout == f"removed {gone}\n"  # no promise of an undo
-    assert not (vault / ".amem" / "trash" / f"{gone}.md").exists() and not os.path.exists(vault / ".amem" / "trash" / f"{fresh}.md")
+    assert not list((vault / ".amem" / "trash").glob(f"{gone}*")) and not list((vault / ".amem" / "trash").glob(f"{fresh}*"))
 
 
 def show(run, note_id) -> dict:

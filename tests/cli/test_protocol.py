@@ -17,7 +17,7 @@ from amem_cli.records import decode, encode
 from amem_cli.server.client import call
 from amem_cli.wire import PROTOCOL, load_all
 from amem_cli.wire.intake import Import, Ingest
-from amem_cli.wire.editing import AddMany, AddNote, Edit, Edited, Evolve, History, NoteFile, Remove, Undo
+from amem_cli.wire.editing import AddMany, AddNote, Edit, Edited, Evolve, History, NoteFile, Remove, Trash, Undo
 from amem_cli.wire.notes import Add, Block, ListNotes, Search, Show
 from amem_cli.wire.queue import CancelQueued, Process, Queue
 from amem_cli.wire.vault import Boxes, Config, Doctor, Graph, RebuildBoxes, Reindex, Stats, Sync, VaultStatus
@@ -109,6 +109,7 @@ def test_every_operation_round_trips_through_the_socket(served, tmp_path):
         (Reindex(), lambda r: r.notes == 6 and r.errors == []),
         (Undo(note_id), None),  # no revision: an error reply, below
         (Remove([note_id]), lambda r: (r.removed, r.recoverable) == ([note_id], True)),
+        (Trash(), lambda r: [t.version for t in r] == [f"{note_id}@1"]),
     ]
     served_ops = {request.op for request, _ in checks}
     assert served_ops == {op for op, kind in load_all().items() if kind.served}, "an operation the server serves is not tested here"

@@ -42,6 +42,10 @@ def big_note() -> bytes:
 
 def bad_files() -> list[Bad]:
     return [
+        # An empty file is a save under way (or a note with nothing in it): never a note
+        # amem writes into (round 3; an `Odd` note before, which `add --after` filled in).
+        Bad("empty.md", b"", None, "empty"),
+        Bad("blank.md", b"\n  \n", None, "empty"),
         Bad("unclosed-list.md", _fm("id: unclosed-list", "tags: [a, b"), 4, "bad YAML"),
         Bad("unclosed-map.md", _fm("id: unclosed-map", "metadata: {a: 1"), 4, "bad YAML"),
         Bad("tab-indent.md", _fm("id: tab-indent", "tags:", "\t- a"), 4, "bad YAML"),
@@ -85,7 +89,6 @@ def odd_files() -> list[Odd]:
         Odd("rules-in-body.md", _fm("id: rules-in-body", body="Above the rule\n---\nBelow the rule\n---\nid: not-an-id"),
             "rules-in-body", "Above the rule\n---\nBelow the rule\n---\nid: not-an-id"),
         Odd("no-frontmatter.md", b"Just text, no frontmatter.\n", "no-frontmatter", "Just text, no frontmatter."),
-        Odd("empty.md", b"", "empty", ""),
         Odd("frontmatter-only.md", b"---\nid: frontmatter-only\ntags: [index]\n---\n", "frontmatter-only", "",
             tags=("index",)),
         Odd("windows-plain.md", _fm("id: windows-plain", "path: C:\\Users\\new\\notes", "share: \\\\server\\x"),

@@ -28,6 +28,8 @@ def test_an_editor_saving_while_the_server_links_its_note_loses_no_save(vault):
     assert o.adds == 40
     assert o.saves >= 200  # a race, not a handful of saves
     assert o.amem_rewrites >= 5  # amem did write the note under the editor, many times
+    assert o.doubled == 0  # saves in two steps: amem never wrote into the emptied file
+    assert o.doctor == []  # links the editor's old buffers undid were mended at the next sync
 
 
 def save_by_rename(path: Path, text: str) -> None:

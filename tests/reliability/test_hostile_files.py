@@ -14,7 +14,7 @@ import pytest
 from hostile_files import bad_files, odd_files
 
 from amem_cli.markdown import parse_note
-from amem_cli.services.notes import MAX_CONTENT_BYTES
+from amem_cli.limits import MAX_CONTENT_BYTES
 from amem_cli.text import is_stopword, words
 
 GOOD = {

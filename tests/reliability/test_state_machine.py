@@ -127,11 +127,11 @@ class VaultMachine(RuleBasedStateMachine):
 
         real_replace, writes = vault_module.os.replace, []
 
-        def dying_replace(src, dst):
+        def dying_replace(src, dst, **dir_fds):  # (the trash renames within its folder's descriptor)
             writes.append(dst)
             if len(writes) > after:
                 raise Crash()
-            real_replace(src, dst)
+            real_replace(src, dst, **dir_fds)
 
         vault_module.os.replace = dying_replace
         try:

@@ -69,7 +69,7 @@ def test_rebuild_files_amems_notes_again_and_leaves_a_persons_boxes(vault):
 def test_boxes_are_no_model_field_and_their_similarity_is_a_share(tmp_path):
     with pytest.raises(UsageError, match="boxes are no model field"):
         load_settings(dir=str(tmp_path), model_fields="keywords,boxes")
-    with pytest.raises(UsageError, match="box_similarity must be between 0 and 1"):
+    with pytest.raises(UsageError, match="box_similarity.* must be between 0 and 1"):
         load_settings(dir=str(tmp_path), box_similarity=1.5)
 
 

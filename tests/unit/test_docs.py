@@ -100,6 +100,14 @@ def test_settings_table_names_each_settings_environment_variable():
         assert env == [f"AMEM_{name.upper()}" for name in names]
 
 
+def test_the_table_gives_each_numeric_settings_range():
+    from amem_cli.config import RANGES
+
+    for row in table_rows(section("### Settings")):
+        names, ranges = ticked(row[0]), ticked(row[2])
+        assert ranges == [f"{RANGES[n][0]:g}..{RANGES[n][1]:g}" for n in names if n in RANGES], names
+
+
 def test_environment_variables_in_the_table_are_read():
     """The names the table gives are the ones load_settings reads (not only spelled alike)."""
     from amem_cli.config import _from_env

@@ -66,7 +66,7 @@ def test_the_pipeline_and_the_writer_do_not_import_the_note_service():
 # The layers, top to bottom: a module may import its own layer and the ones below it,
 # never one above. The first name that prefixes a module's name places it.
 LAYERS = [
-    ("entry", ["amem_cli.__main__", "amem_cli.cli", "amem_cli.server.daemon", "amem_cli.mcp_tools"]),
+    ("entry", ["amem_cli.__main__", "amem_cli.cli", "amem_cli.server.daemon", "amem_cli.mcp_tools", "amem_cli.mcp_stdio"]),
     ("client and façade", ["amem_cli.server", "amem_cli.operations", "amem_cli.api", "amem_cli.container"]),
     ("services", ["amem_cli.services"]),
     ("steps and retrieval", ["amem_cli.steps", "amem_cli.retrieve"]),
@@ -75,7 +75,7 @@ LAYERS = [
                                          "amem_cli.transcripts", "amem_cli.config"]),
     ("base", ["amem_cli.models", "amem_cli.errors", "amem_cli.ids", "amem_cli.timeutil", "amem_cli.time_phrases", "amem_cli.utf8",
               "amem_cli.places", "amem_cli.links", "amem_cli.text", "amem_cli.secret_formats", "amem_cli.escapes",
-              "amem_cli.wire", "amem_cli.records", "amem_cli.global_options"]),
+              "amem_cli.wire", "amem_cli.records", "amem_cli.global_options", "amem_cli.limits"]),
 ]
 # `amem serve` runs the warm server in the foreground: the one command that is the daemon.
 ALLOWED = {("amem_cli.cli.commands.server", "amem_cli.server.daemon")}

@@ -9,6 +9,7 @@ import typer
 
 from ...errors import UsageError
 from ..app import call, command
+from ..completions import complete_ids
 from ..options import IdArg, JsonOpt
 from ..output import console, escape, print_json, printable
 
@@ -63,15 +64,29 @@ def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) ->
 
 
 @command("undo")
-def undo(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) -> None:
-    """Restore a note's file as it was before amem's last change to it, byte for byte."""
+def undo(
+    ctx: typer.Context,
+    note_id: Annotated[str, typer.Argument(help="The note's id; ID@N: the Nth newest removed version of it (`amem trash`).",
+                                           show_default=False, autocompletion=complete_ids)],
+    json_output: JsonOpt = False,
+) -> None:
+    """Restore a note's file as it was before amem's last change to it, byte for byte; or
+    bring back a removed note (its newest version in the trash, or ID@N)."""
     from ...wire.editing import Undo
 
     note = call(ctx, Undo(note_id))
     if json_output:
         print_json(note)
+        return
+    restored, name = note.restored, printable(note.id)
+    if restored.version is not None:
+        more = f"; {restored.left} more in the trash (amem trash {name})" if restored.left else ""
+        said = f"{printable(restored.version)} (removed {restored.removed} from {printable(restored.path)}){more}"
+    elif restored.revision is not None:
+        said = f"{name} as it was before revision {restored.revision} ({restored.cause or 'evolution'}, {restored.at})"
     else:
-        typer.echo(f"restored {printable(note.id)}")
+        said = name
+    typer.echo(f"restored {said}")
 
 
 @command("stats")

@@ -1,4 +1,4 @@
-"""Commands on single notes: add, show, list, edit, rm."""
+"""Commands on single notes: add, show, list, edit, rm, and the trash of removed ones."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .. import actions
 from ..app import call, command
 from ..completions import complete_boxes, complete_ids, complete_tags
 from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, NoRedactOpt, NoWaitOpt, SinceOpt, TagOpt, UntilOpt, WaitOpt
-from ..output import print_json, printable
+from ..output import console, escape, print_json, printable
 
 
 @command("add", action=actions.add)
@@ -108,3 +108,24 @@ def rm(
     else:
         for i in map(printable, result.removed):
             typer.echo(f"removed {i}" + (f" (amem undo {i} brings it back)" if result.recoverable else ""))
+
+
+@command("trash")
+def trash(
+    ctx: typer.Context,
+    note_id: Annotated[str | None, typer.Argument(help="Only the removed versions of this id.", show_default=False,
+                                                  autocompletion=complete_ids)] = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """The removed notes `amem undo` can bring back, newest first: ID@N is the Nth newest
+    removed version of ID (`amem undo ID@N`). Each is kept for trash_days days (30)."""
+    from ...wire.editing import Trash
+
+    entries = call(ctx, Trash(note_id))
+    if json_output:
+        print_json(entries)
+    elif not entries:
+        console.print("[dim]The trash is empty.[/]")
+    else:
+        for e in entries:
+            console.print(f"[bold]{escape(e.version)}[/] [dim]removed {escape(e.removed)} from {escape(e.path)}[/] {escape(e.text)}")

@@ -67,12 +67,15 @@ def cancel(
         task = bar.add_task("Cancelling", total=None)
         result = call(ctx, CancelQueued(None if all_ else ids),
                       progress=lambda n, total: bar.update(task, completed=n, total=total))
-    if json_output:
-        print_json(result)
+    missing = UsageError(f"no queued work for {' '.join(result.not_queued)}", hint="`amem queue` lists the queued work")
+    if json_output:  # the report, with the error of an id that had nothing queued: one object, the same exit code
+        print_json({**result.to_json(), **({"error": missing.message, "hint": missing.hint} if result.not_queued else {})})
+        if result.not_queued:
+            raise typer.Exit(missing.exit_code)
         return
     n = len(result.cancelled)
     console.print(f"cancelled the model's work on {n} note{'' if n == 1 else 's'}")
     if result.running:
         console.print(f"left {len(result.running)} in hand to finish: {escape(' '.join(result.running))}")
     if result.not_queued:
-        raise UsageError(f"no queued work for {' '.join(result.not_queued)}", hint="`amem queue` lists the queued work")
+        raise missing
