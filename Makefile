@@ -9,17 +9,25 @@ DEMO := build/demo-vault
 
 .PHONY: install install-test demo test test-fast completions clean
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+# pip runs through tools/install.py: a line per stage (and one every 15 s while it works)
+# instead of minutes of silence; its whole output is kept in build/pip-install.log.
+PIP := $(BIN)/python tools/install.py pip
 
+$(BIN)/python:
+	@echo "Creating the virtual environment $(VENV)"
+	$(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install --quiet --upgrade pip
+
+# `check` says before pip starts whether llama.cpp will be compiled (how long, once) and
+# stops at once, naming what to install, when there is no C++ compiler to do it.
 # torch 2.13.0 is pinned first so pip takes the CPU build instead of a CUDA one.
 install: $(BIN)/python
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e .
+	@$(BIN)/python tools/install.py check
+	@$(PIP) torch==2.13.0
+	@$(PIP) -e .
 
 install-test: install
-	$(BIN)/pip install --quiet -e '.[test]'
+	@$(PIP) -e '.[test]'
 
 demo: install
 	rm -rf $(DEMO) && mkdir -p build && cp -r notes $(DEMO)
@@ -34,15 +42,21 @@ demo: install
 # Elsewhere they run plain (tests/conftest.py still refuses connections off the machine).
 NO_NETWORK := $(shell [ "$$(id -u)" = 0 ] && unshare -n sh -c 'ip link set lo up' 2>/dev/null && echo yes)
 
+# The suite runs on every core (pytest-xdist, -n auto: 2 workers on 2 cores). A test file
+# stays on one worker (--dist loadfile), so what a module builds once (a model, a server)
+# is built once; the slow files are handed out first (tests/conftest.py), so no core is
+# left with one at the end; the 15 slowest tests are named at the end.
+PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadfile --durations=15
+
 test: install-test
 ifneq ($(NO_NETWORK),)
-	unshare -n sh -c 'ip link set lo up && exec $(BIN)/python -m pytest -q'
+	unshare -n sh -c 'ip link set lo up && exec $(PYTEST)'
 else
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
 endif
 
 test-fast: install-test
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests/unit tests/services
+	$(PYTEST) -p no:cacheprovider tests/unit tests/services
 
 # The shell completion scripts in completions/ (committed; a test checks they are current).
 completions: install

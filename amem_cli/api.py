@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,9 @@ from .operations import Facade
 from .services.block import render_block
 from .services.notes import new_note
 from .wire.intake import Import, ImportReport
+from .wire.current import (
+    Consolidate, ConsolidateResult, ForgetExpired, Suggestion, Supersede, SupersedeResult, SupersedeSuggestions,
+)
 from .wire.editing import AddMany, AddNote, Evolve, EvolveResult, History, Remove, Revision, Trash, TrashEntry, Undo
 from .wire.notes import Add, Block, ListNotes, Search, Show
 from .wire.queue import Process, Queue, QueueResult
@@ -128,16 +131,24 @@ class AgentMemory:
         defer: bool = False,
         redact: bool = True,
         boxes: Iterable[str] | None = None,
+        ttl: timedelta | str | None = None,
+        expires: datetime | str | None = None,
     ) -> Note:
         """Add one note; `after` continues the sequence of an existing note; `defer`
         stores it at once and queues the model's work (when there is a model) for
         `process()`. Secrets (API keys, tokens, passwords) become `[REDACTED:kind]` unless
         `redact=False`. `boxes`: yours to give (else amem files the note into the vault's
-        topics)."""
+        topics). `ttl` ("30d" or a timedelta) or `expires`: when it stops being
+        true (it leaves search then). The same text as a note's already is not stored
+        again: that note is returned, and records the date in
+        `metadata["amem_occurrences"]`. A note that changes a fact of an older one
+        supersedes it (`note.supersedes`)."""
+        if isinstance(ttl, timedelta):
+            ttl = f"{int(ttl.total_seconds())}s"
         return self._facade.run(Add(
             content, keywords=_listed(keywords), tags=_listed(tags), context=context, created_at=_text(created_at),
             metadata=None if metadata is None else dict(metadata), after=after, wait=not defer, redact=redact,
-            boxes=_listed(boxes),
+            boxes=_listed(boxes), ttl=ttl, expires=_text(expires),
         )).note
 
     def add_many(
@@ -187,6 +198,22 @@ class AgentMemory:
         """Link a note again and let the notes it links evolve (`amem evolve`)."""
         return self._facade.run(Evolve(note_id, dry_run=dry_run))
 
+    def supersede(self, old: str, new: str, *, undo: bool = False) -> SupersedeResult:
+        """Say that `new` supersedes `old` (`amem supersede`); `undo`: that it does not."""
+        return self._facade.run(Supersede(old, new, undo=undo))
+
+    def supersede_suggestions(self) -> list[Suggestion]:
+        """The pairs the detector was unsure of (`amem supersede --suggest`)."""
+        return self._facade.run(SupersedeSuggestions())
+
+    def consolidate(self, *, dry_run: bool = False) -> ConsolidateResult:
+        """Merge near-duplicates (`amem consolidate`): `result.groups`, each `kept`, `merged`, `dates`."""
+        return self._facade.run(Consolidate(dry_run=dry_run))
+
+    def forget_expired(self, *, dry_run: bool = False) -> list[str]:
+        """Move the notes past their expiry to the trash (`amem forget --expired`); their ids."""
+        return self._facade.run(ForgetExpired(dry_run=dry_run)).removed
+
     # -- reading --------------------------------------------------------------------
     def get(self, note_id: str) -> Note:
         return self._facade.run(Show(note_id)).note
@@ -199,25 +226,36 @@ class AgentMemory:
 
     def search(self, query: str, limit: int = 5, *, mode: str = "hybrid", tags: list[str] | None = None,
                boxes: list[str] | None = None, since: datetime | str | None = None,
-               until: datetime | str | None = None, floor: bool = False, top_k: int | None = None) -> list[SearchHit]:
+               until: datetime | str | None = None, floor: bool = False, top_k: int | None = None,
+               now: datetime | str | None = None, as_of: datetime | str | None = None,
+               include_expired: bool = False) -> list[SearchHit]:
         """Hits best first; `floor=True` shows only those the query matched, as `amem
         search` does (else `limit` of them whenever the vault holds as many). `top_k`:
-        the old name of `limit`."""
+        the old name of `limit`. `now`: when the query is asked (default: the current
+        time); "four weeks ago" in it is read against it. A note that superseded a hit
+        ranks above it (`hit.replaces`, `hit.replaced_by`); `as_of` answers as things
+        stood then; `include_expired=True` keeps expired notes."""
         return self._facade.run(Search(query, limit=limit if top_k is None else top_k, mode=mode, tags=tags, boxes=boxes, since=_text(since),
-                                       until=_text(until), floor=floor))
+                                       until=_text(until), floor=floor, now=_text(now), as_of=_text(as_of),
+                                       include_expired=include_expired))
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[Note]:
-        return [hit.note for hit in self.search(query, top_k)]
+    def retrieve(self, query: str, top_k: int = 5, *, now: datetime | str | None = None) -> list[Note]:
+        return [hit.note for hit in self.search(query, top_k, now=now)]
 
     def build_context(self, query: str | Iterable[Note], *, max_tokens: int | None = 2000, limit: int = 10,
-                      top_k: int | None = None) -> str:
+                      top_k: int | None = None, now: datetime | str | None = None, as_of: datetime | str | None = None,
+                      history: bool = False, include_expired: bool = False) -> str:
         """A prompt-ready block of memories: the best `limit` notes for a query (or the
         notes given), each with its date, context, keywords and links, within `max_tokens`.
         Only notes the query matched (as `amem context`): "" when it matched none. `top_k`:
-        the old name of `limit`."""
+        the old name of `limit`. `now`: as for `search`. A note that replaced another says
+        "(replaces ID of DATE)"; the one it replaced is left out unless `history`. `as_of`:
+        as things stood then."""
         if not isinstance(query, str):
             return render_block(query, max_tokens)
-        return self._facade.run(Block(query, max_tokens=max_tokens, limit=limit if top_k is None else top_k)).block.context
+        return self._facade.run(Block(query, max_tokens=max_tokens, limit=limit if top_k is None else top_k,
+                                      now=_text(now), as_of=_text(as_of), history=history,
+                                      include_expired=include_expired)).block.context
 
     def history(self, note_id: str) -> list[Revision]:
         """amem's changes to a note (evolution; fields derived again after an edit), oldest first."""

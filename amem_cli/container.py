@@ -29,6 +29,7 @@ from .services.mending import mend_links
 from .services.notes import NoteService
 from .services.pipeline import Pipeline, PipelineSettings
 from .services.search import RetrievalSettings, SearchService
+from .services.supersession import Supersessions
 from .services.writer import NoteWriter
 from .steps.construct import PhraseVectors, deterministic_versions
 from .vault import Vault
@@ -187,13 +188,18 @@ class Container:
                 box_similarity=s.box_similarity, model_fields=model_fields(s),
             ),
             self.phrases,
+            lambda notes: self.supersessions.detect(notes),  # a queued note's work done: what it supersedes
         )
+
+    @cached_property
+    def supersessions(self) -> Supersessions:
+        return Supersessions(self.writer, self.pipeline)
 
     @cached_property
     def notes(self) -> NoteService:
         from .services.trash import Trash
 
-        return NoteService(self.vault, self.index, self.indexer, self.writer, self.pipeline,
+        return NoteService(self.vault, self.index, self.indexer, self.writer, self.pipeline, self.supersessions,
                            Trash(self.vault.index_dir / "trash", self.settings.trash_days), self.settings.date_order)
 
     @cached_property

@@ -34,7 +34,8 @@ MAX_VALUES = 100_000
 MAX_CHARS = 4_000_000
 MAX_DEPTH = 100
 # Keys whose values are text: `tags: [yes, 1.10]` means the words, not True and 1.1.
-_TEXT_KEYS = frozenset({"id", "keywords", "tags", "context", "links", "backlinks", "previous", "next", "boxes"})
+_TEXT_KEYS = frozenset({"id", "keywords", "tags", "context", "links", "backlinks", "previous", "next", "boxes",
+                        "supersedes", "superseded_by"})
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
@@ -254,6 +255,9 @@ def _note_from_data(data: dict, body: str, fallback_id: str | None, date_order: 
         metadata=field("metadata", _mapping),
         previous=field("previous", lambda v: _one_link(v, "previous")),
         next=field("next", lambda v: _one_link(v, "next")),
+        supersedes=[_as_written(x) for x in field("supersedes", lambda v: link_list(v, "supersedes"))],
+        superseded_by=[_as_written(x) for x in field("superseded_by", lambda v: link_list(v, "superseded_by"))],
+        expires=field("expires", lambda v: _date_or_none(v, "expires", date_order)),
         extra={k: _plain(v) for k, v in data.items() if k not in NOTE_KEYS},
     )
 
@@ -295,10 +299,13 @@ def render_note(note: Note) -> str:
         "backlinks": [_written(x) for x in note.backlinks],
         "previous": f"[[{note.previous}]]" if note.previous else None,
         "next": f"[[{note.next}]]" if note.next else None,
+        "supersedes": [_written(x) for x in note.supersedes] or None,
+        "superseded_by": [_written(x) for x in note.superseded_by] or None,
+        "expires": note.expires,
         "boxes": list(note.boxes),
         "metadata": dict(note.metadata),
     }
-    for key in ("created", "updated", "previous", "next"):
+    for key in ("created", "updated", "previous", "next", "supersedes", "superseded_by", "expires"):
         if data[key] is None:
             del data[key]
     if not note.backlinks and not note.keeps_backlinks:

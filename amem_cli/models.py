@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from .timeutil import to_datetime
+from .text import passages
 
 # Frontmatter keys amem owns, in the order they are written.
 NOTE_KEYS = (
@@ -21,6 +22,9 @@ NOTE_KEYS = (
     "backlinks",
     "previous",
     "next",
+    "supersedes",
+    "superseded_by",
+    "expires",
     "boxes",
     "metadata",
 )
@@ -31,6 +35,8 @@ GENERATED = "amem_generated"
 FALLBACKS = "amem_fallbacks"
 # Metadata key holding the boxes amem filed the note in, as it wrote them (see `Note.filed`).
 FILED = "amem_boxes"
+# Metadata key: the dates a note was said again (an exact duplicate, notes consolidated into it).
+OCCURRENCES = "amem_occurrences"
 # What a model may write for a note (the `model_fields` setting chooses). Not boxes: they
 # are the vault's topics, found among all its notes (`steps.boxes`), not one note's field.
 MODEL_FIELDS = ("keywords", "tags", "context", "evolution")
@@ -60,6 +66,12 @@ class Note:
     # Sequence links (Folgezettel): the note that came just before / after this one.
     previous: str | None = None
     next: str | None = None
+    # The older notes whose facts this one changes, and (in an older note's file, where amem
+    # may write it) the newer notes that change it. Links as written, like `links`.
+    supersedes: list[str] = field(default_factory=list)
+    superseded_by: list[str] = field(default_factory=list)
+    # When the note stops being true (an on-call week, a sprint plan): out of search after.
+    expires: datetime | None = None
     # Frontmatter keys a person added that amem does not own; kept as they are.
     extra: dict[str, Any] = field(default_factory=dict)
     # Whether the file keeps a list of backlinks (it has a `backlinks` key): every note amem
@@ -72,7 +84,8 @@ class Note:
         return replace(
             self,
             keywords=list(self.keywords), tags=list(self.tags), links=list(self.links),
-            backlinks=list(self.backlinks), boxes=list(self.boxes),
+            backlinks=list(self.backlinks), boxes=list(self.boxes), supersedes=list(self.supersedes),
+            superseded_by=list(self.superseded_by),
             metadata=copy.deepcopy(self.metadata), extra=copy.deepcopy(self.extra),
         )
 
@@ -118,6 +131,9 @@ class Note:
             "backlinks": list(self.backlinks),
             "previous": self.previous,
             "next": self.next,
+            "supersedes": list(self.supersedes),
+            "superseded_by": list(self.superseded_by),
+            "expires": self.expires.isoformat() if self.expires else None,
             "boxes": list(self.boxes),
             "metadata": dict(self.metadata),
         }
@@ -133,7 +149,17 @@ class Note:
 
     def embedding_text(self) -> str:
         """What gets embedded: the content with its context, keywords and tags."""
-        parts = [self.content.strip()]
+        return self._with_fields(self.content.strip())
+
+    def embedding_texts(self) -> list[str]:
+        """What gets embedded, one vector each: the embedding text, or for a note longer
+        than an embedder reads at once, its passages (`text.passages`), the first with
+        the note's context, keywords and tags."""
+        first, *rest = passages(self.content.strip())
+        return [self._with_fields(first), *rest]
+
+    def _with_fields(self, content: str) -> str:
+        parts = [content]
         if self.context:
             parts.append(self.context.strip())
         if self.keywords:
@@ -156,11 +182,17 @@ class SearchHit:
     score: float
     # Per-list ranks and scores, for `--explain`.
     sources: dict[str, dict[str, float]] = field(default_factory=dict)
+    # The notes this one replaces and those that replaced it, as things stood for the
+    # search: [{"id", "date"}] (`services.supersession.Chain`).
+    replaces: list[dict[str, str | None]] = field(default_factory=list)
+    replaced_by: list[dict[str, str | None]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d = self.note.to_dict()
         d["score"] = round(self.score, 6)
         d["sources"] = self.sources
+        d["replaces"] = self.replaces
+        d["replaced_by"] = self.replaced_by
         return d
 
 

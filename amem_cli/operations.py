@@ -18,6 +18,7 @@ registered for the request; the CLI, the server, MCP and the API reach it as the
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +33,10 @@ from .models import Note, SearchHit
 from .places import INDEX_DIR
 from .wire import Request
 from .wire.intake import Import, ImportReport, Ingest, IngestReport
+from .wire.current import (
+    Consolidate, ConsolidateResult, ForgetExpired, ForgetResult, Supersede, SupersedeResult, SupersedeSuggestions,
+    Suggestion,
+)
 from .wire.editing import (
     AddMany, AddNote, Edit, Edited, EvolveResult, Evolve, History, NoteFile, Remove, Restored, Revision, Trash, TrashEntry,
     Undo,
@@ -175,9 +180,10 @@ def operation(request: type[Request], *, fresh: bool = False, creates: bool = Fa
 class Added:
     note: Note
     queued: bool  # the model's work on it is queued
+    duplicate: bool = False  # the text was this note's already (it records the date it was said again)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.note.to_dict(), "queued": int(self.queued)}
+        return {**self.note.to_dict(), "queued": int(self.queued), "duplicate": self.duplicate}
 
 
 @dataclass
@@ -226,13 +232,23 @@ def add(call: Call, req: Add) -> Added:
     from .redact import REDACTED
 
     queue = should_queue(call, req.wait)
-    note = call.container.notes.add(
+    note, duplicate = call.container.notes.remember(
         req.content, keywords=req.keywords, tags=req.tags, context=req.context, boxes=req.boxes,
         metadata=req.metadata or {}, created_at=req.created_at, after=req.after, defer=queue, redact=req.redact,
+        ttl=_ttl(req.ttl), expires=req.expires,
     )
-    if redacted := note.metadata.get(REDACTED):
+    if duplicate:
+        call.warnings.append(f"the same text as {note.id}: not stored again; it records that it was said again")
+    elif redacted := note.metadata.get(REDACTED):
         call.warnings.append(f"{redacted} secret{'s' if redacted != 1 else ''} redacted (--no-redact keeps them)")
-    return Added(note, queue)
+    return Added(note, queue and not duplicate, duplicate)
+
+
+def _ttl(text: str | None):
+    """A note's time to live as a person wrote it (30d, 12h, 2w)."""
+    from .timeutil import duration
+
+    return None if text is None else duration(text)
 
 
 @operation(AddMany)
@@ -272,7 +288,8 @@ def show(call: Call, req: Show) -> Shown:
     note = notes.get(req.id)
     related = None
     if req.related:
-        related = notes.glimpses(filter(None, [note.previous, note.next, *note.links, *note.backlinks]))
+        related = notes.glimpses(filter(None, [note.previous, note.next, *note.links, *note.backlinks,
+                                               *note.supersedes, *note.superseded_by]))
     return Shown(note, related)
 
 
@@ -369,6 +386,37 @@ def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds")
 
 
+@operation(Supersede)
+def supersede(call: Call, req: Supersede) -> SupersedeResult:
+    s = call.container.notes.supersessions
+    return SupersedeResult(**(s.undo(req.old, req.new) if req.undo else s.supersede(req.old, req.new)))
+
+
+@operation(SupersedeSuggestions)
+def supersede_suggestions(call: Call, req: SupersedeSuggestions) -> list[Suggestion]:
+    return [Suggestion(**p) for p in call.container.notes.supersessions.suggestions()]
+
+
+@operation(Consolidate)
+def consolidate(call: Call, req: Consolidate) -> ConsolidateResult:
+    from .services.consolidate import consolidate as merge
+
+    return ConsolidateResult(groups=merge(call.container.notes, dry_run=req.dry_run), dry_run=req.dry_run)
+
+
+@operation(ForgetExpired, fresh=True)
+def forget_expired(call: Call, req: ForgetExpired) -> ForgetResult:
+    """Expired notes to the trash (`amem undo ID` brings one back)."""
+    from .timeutil import now
+
+    notes = call.container.notes
+    expired = sorted(notes.index.notes.expired(now()))
+    if not req.dry_run:
+        for note_id in expired:
+            notes.delete(note_id)
+    return ForgetResult(removed=expired, dry_run=req.dry_run, recoverable=notes.trash.days > 0)
+
+
 @operation(Evolve)
 def evolve(call: Call, req: Evolve) -> EvolveResult:
     return EvolveResult(note=req.id, dry_run=req.dry_run, **call.container.notes.pipeline.revisit(req.id, dry_run=req.dry_run))
@@ -380,25 +428,31 @@ def evolve(call: Call, req: Evolve) -> EvolveResult:
 @operation(Search)
 def search(call: Call, req: Search) -> list[SearchHit]:
     return _search(call, req.query, limit=req.limit, mode=req.mode, tags=req.tags, boxes=req.boxes, since=req.since,
-                   until=req.until, floor=req.floor)
+                   until=req.until, now=req.now, floor=req.floor, as_of=req.as_of, include_expired=req.include_expired)
 
 
-def _search(call: Call, query: str, *, since: str | None, until: str | None, floor: bool = True, **options: Any) -> list:
+def _search(call: Call, query: str, *, since: str | None, until: str | None, now: str | None, as_of: str | None,
+            floor: bool = True,
+            **options: Any) -> list:
     """The hits. With the floor, only those that mean something (`SearchService._floor`):
     a query of only common words then finds none, and the user is told why."""
     from .retrieve.query import unsearchable
+    from .timeutil import to_datetime
 
     if floor and (why := unsearchable(query)):
         call.warnings.append(why)
-    return call.container.search.search(query, floor=floor, since=_when(call, since), until=_when(call, until), **options)
+    asked_at = _when(call, now)  # a bad date is refused before anything is searched
+    return call.container.search.search(query, floor=floor, since=_when(call, since), until=_when(call, until), now=asked_at,
+                                        as_of=_when(call, as_of), **options)
 
 
 @operation(Block)
 def block(call: Call, req: Block) -> Found:
     from .services.block import block_of
 
-    hits = _search(call, req.query, limit=req.limit, tags=req.tags, boxes=req.boxes, since=req.since, until=req.until)
-    return Found(BlockResult(**block_of(req.query, (h.note for h in hits), req.max_tokens)), hits)
+    hits = _search(call, req.query, limit=req.limit, tags=req.tags, boxes=req.boxes, since=req.since, until=req.until,
+                   now=req.now, as_of=req.as_of, include_expired=req.include_expired)
+    return Found(BlockResult(**block_of(req.query, hits, req.max_tokens, history=req.history)), hits)
 
 
 # -- bringing notes in --------------------------------------------------------------
@@ -409,8 +463,8 @@ def ingest(call: Call, req: Ingest) -> list[IngestReport]:
     """One report per [name, text] pair, with its `queued` (see `should_queue`)."""
     if any(len(t) != 2 for t in req.transcripts):
         raise UsageError("each transcript is a [name, text] pair")
-    ingester, queue = call.container.ingester, should_queue(call, req.wait)
-    return [ingester.ingest(text, name, redact_secrets=req.redact, defer=queue) for name, text in req.transcripts]
+    ingester, queue, ttl = call.container.ingester, should_queue(call, req.wait), _ttl(req.ttl)
+    return [ingester.ingest(text, name, redact_secrets=req.redact, defer=queue, ttl=ttl) for name, text in req.transcripts]
 
 
 @operation(Import)
@@ -421,7 +475,7 @@ def import_(call: Call, req: Import) -> ImportReport:
         raise UsageError("importing '-' needs the text of standard input")
     return call.container.importer.import_path(
         req.path, defer=should_queue(call, req.wait), batch=req.batch, progress=call.progress, redact=req.redact,
-        stdin=io.StringIO(req.stdin) if req.path == "-" else None,
+        stdin=io.StringIO(req.stdin) if req.path == "-" else None, ttl=_ttl(req.ttl),
     )
 
 
@@ -514,7 +568,9 @@ def graph(call: Call, req: Graph) -> GraphResult:
         text = views.to_html(g, f"amem graph of {title}")
     else:
         text = views.render(g, req.format)
-    return GraphResult(text=text, format=req.format, nodes=len(g.nodes), edges=len(g.edges))
+    kinds = [e.kind for e in g.edges]
+    return GraphResult(text=text, format=req.format, notes=len(g.nodes), links=kinds.count("link"),
+                       sequence_links=kinds.count("sequence"))
 
 
 @operation(Sync)
@@ -546,7 +602,16 @@ def doctor(call: Call, req: Doctor) -> DoctorResult:
 
 @operation(Config)
 def config(call: Call, req: Config) -> dict[str, Any]:
+    """The settings in effect, the model among them: a default left unset is named."""
     import dataclasses
 
-    return {k: (str(v) if v is not None and not isinstance(v, (int, float, str)) else v)
-            for k, v in dataclasses.asdict(call.container.settings).items()}
+    shown = {k: (str(v) if v is not None and not isinstance(v, (int, float, str)) else v)
+             for k, v in dataclasses.asdict(call.container.settings).items()}
+    shown["llm"] = shown["llm"] or ("openai" if shown["llm_url"] else "llama")
+    if shown["llm"] == "llama" and not shown["model"]:
+        from .llm.base import LLMError
+        from .llm.llamacpp import default_model_path
+
+        with contextlib.suppress(LLMError):  # not installed: left unset, as the command that loads it says
+            shown["model"] = str(default_model_path())
+    return shown

@@ -41,7 +41,8 @@ _PHRASES = re.compile(
 
 @dataclass(frozen=True)
 class StatedTime:
-    """A time a text states: a day, and how precise it is ("day", "week", "month", "year")."""
+    """A time a text states: a day, and how precise it is ("day", "weekend" (its Saturday),
+    "week", "month", "year")."""
 
     day: date
     unit: str
@@ -50,11 +51,26 @@ class StatedTime:
         """The time as the words a query may use for it: `2023-05-07 7 May 2023 Sunday`
         for a day, `May 2023` for a week or a month, `2023` for a year."""
         d = self.day
-        if self.unit == "day":
+        if self.unit in ("day", "weekend"):
             return date_words(d)
         if self.unit in ("week", "month"):
             return f"{d:%B} {d.year}"
         return str(d.year)
+
+    def span(self) -> tuple[date, date]:
+        """The first and last day the time covers: a week is the seven days around its
+        day ("four weeks ago" is no calendar week), a month or a year the calendar's."""
+        d = self.day
+        if self.unit == "weekend":
+            return d, d + timedelta(days=1)
+        if self.unit == "week":
+            return d - timedelta(days=3), d + timedelta(days=3)
+        if self.unit == "month":
+            following = date(d.year + d.month // 12, d.month % 12 + 1, 1)
+            return d.replace(day=1), following - timedelta(days=1)
+        if self.unit == "year":
+            return date(d.year, 1, 1), date(d.year, 12, 31)
+        return d, d
 
 
 def stated_times(text: str, written: datetime | None) -> list[StatedTime]:
@@ -68,6 +84,23 @@ def stated_times(text: str, written: datetime | None) -> list[StatedTime]:
 def stated_words(text: str, written: datetime | None) -> str:
     """The times `text` states, in words (see `StatedTime.words`); '' when none."""
     return " ".join(t.words() for t in stated_times(text, written))
+
+
+def named_times(text: str, now: datetime) -> tuple[list[StatedTime], str]:
+    """The times a question names relative to when it is asked (`now`): "four weeks ago",
+    "last Tuesday", "this month"; and the question without the phrases that name them.
+    "that postgres thing from last week" names the week before `now` and asks about "that
+    postgres thing from". A date written out ("8 May 2023") is not among them: its words
+    are the note's date words too, and find it as words."""
+    found: list[StatedTime] = []
+    rest, end = [], 0
+    for m in _PHRASES.finditer(text):
+        if _resolve(m, None) is None and (time := _resolve(m, now.date())) is not None:
+            found.append(time)
+            rest.append(text[end : m.start()])
+            end = m.end()
+    rest.append(text[end:])
+    return list(dict.fromkeys(found)), " ".join("".join(rest).split())
 
 
 def _resolve(m: re.Match, anchor: date | None) -> StatedTime | None:
@@ -118,7 +151,7 @@ def _shifted(anchor: date, unit: str, steps: int) -> StatedTime:
     if unit == "week":
         return StatedTime(anchor + timedelta(weeks=steps), "week")
     if unit == "weekend":  # its Saturday: this week's is five days after its Monday
-        return StatedTime(anchor + timedelta(days=5 - anchor.weekday(), weeks=steps), "day")
+        return StatedTime(anchor + timedelta(days=5 - anchor.weekday(), weeks=steps), "weekend")
     if unit == "month":
         year, month = divmod(anchor.year * 12 + anchor.month - 1 + steps, 12)
         return StatedTime(date(year, month + 1, 1), "month")

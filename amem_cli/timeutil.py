@@ -174,3 +174,67 @@ def day(dt: datetime) -> str:
 def date_words(d: date) -> str:
     """A date as the words a query may use for it: `2023-05-08 8 May 2023 Monday`."""
     return f"{d.isoformat()} {d.day} {d:%B} {d.year} {d:%A}"
+
+
+_DURATION = re.compile(r"(\d+)\s*(s|m|min|h|d|w)", re.IGNORECASE)
+_DURATION_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def duration(text: str) -> timedelta:
+    """A while as written on the command line: 90s, 20m, 12h, 30d, 2w."""
+    m = _DURATION.fullmatch(str(text).strip())
+    if not m or int(m[1]) == 0:
+        raise UsageError(f"not a while: {text!r}", hint="for example 30d, 12h, 2w (s, m, h, d, w)")
+    return timedelta(seconds=int(m[1]) * _DURATION_UNITS[m[2].lower()])
+
+
+# -- the bounds a person types (`--since`, `--until`) ---------------------------------
+
+# `7d`, `2w`, `12h`, `3 days ago`: that long before now.
+_AGO = re.compile(r"(\d+)\s*(h|d|w|hours?|days?|weeks?)(?:\s+ago)?")
+_UNIT = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+_MONTH = re.compile(r"(\d{4})-(\d{1,2})")
+_YEAR = re.compile(r"\d{4}")
+
+
+def _month_after(d: date) -> date:
+    return date(d.year + d.month // 12, d.month % 12 + 1, 1)
+
+
+def span(text: str, now: datetime | None = None) -> tuple[datetime, datetime] | None:
+    """The first and last instants a relative or partial date names, in the local
+    timezone (`now`: when it is said): `7d`, `2w`, `12h` (an instant that long ago),
+    `today`, `yesterday`, `this week`, `last week` (weeks start on Monday), `this month`,
+    `last month`, `2025-03`, `2025`. None for anything else (a date `to_datetime` reads)."""
+    try:
+        return _span(text, now)
+    except (ValueError, OverflowError):  # past the ends of the calendar: not a date amem reads
+        return None
+
+
+def _span(text: str, now: datetime | None) -> tuple[datetime, datetime] | None:
+    now = (now or datetime.now(timezone.utc)).astimezone()
+    words = " ".join(text.lower().split())
+    if m := _AGO.fullmatch(words):
+        instant = now - int(m.group(1)) * _UNIT[m.group(2)[0]]
+        return instant, instant
+    today = now.date()
+    week = today - timedelta(days=today.weekday())
+    month = today.replace(day=1)
+    days = {
+        "today": (today, today + timedelta(days=1)),
+        "yesterday": (today - timedelta(days=1), today),
+        "this week": (week, week + timedelta(weeks=1)),
+        "last week": (week - timedelta(weeks=1), week),
+        "this month": (month, _month_after(month)),
+        "last month": ((month - timedelta(days=1)).replace(day=1), month),
+    }.get(words)
+    if days is None and (m := _MONTH.fullmatch(words)) and 1 <= int(m.group(2)) <= 12:
+        first = date(int(m.group(1)), int(m.group(2)), 1)
+        days = first, _month_after(first)
+    if days is None and _YEAR.fullmatch(words):
+        days = date(int(words), 1, 1), date(int(words) + 1, 1, 1)
+    if days is None:
+        return None
+    start, after = (_local(datetime(d.year, d.month, d.day)) for d in days)
+    return start, after - timedelta(seconds=1)  # the index keeps whole seconds

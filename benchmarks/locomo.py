@@ -237,15 +237,27 @@ def box_figures(memory) -> dict:
 
 
 def compare(now: list[dict], path: Path, *, rounds: int = 10_000) -> None:
-    """The hybrid's change from an earlier dump, paired over the questions both asked."""
+    """The hybrid's change from an earlier dump, paired over the questions both asked:
+    over all of them, then by category."""
     before = _by_question(map(json.loads, path.read_text().splitlines()))
-    pairs = [(m, before[key]) for key, m in _by_question(now).items() if key in before]
+    pairs = [(q, before[key]) for key, q in _by_question(now).items() if key in before]
     print(f"\namem hybrid against {path.name}, {len(pairs)} questions in both: change, bootstrap 95% interval, questions up/down")
+    for line in _changes(pairs, rounds):
+        print(line)
+    for category in sorted({q["category"] for q, _ in pairs}):
+        group = [(a, b) for a, b in pairs if a["category"] == category]
+        for line in _changes(group, rounds):
+            print(f"  {category:<26} ({len(group):>3}) {line}")
+
+
+def _changes(pairs: list[tuple[dict, dict]], rounds: int) -> list[str]:
+    lines = []
     for key in ("recall@10", "MRR"):
-        diffs = [a[key] - b[key] for a, b in pairs]
+        diffs = [a["amem hybrid"][key] - b["amem hybrid"][key] for a, b in pairs]
         low, high = paired_interval(diffs, rounds=rounds)
         up, down = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
-        print(f"{key:<10} {statistics.fmean(diffs):+.3f}  [{low:+.3f}, {high:+.3f}]  {up} up, {down} down")
+        lines.append(f"{key:<10} {statistics.fmean(diffs):+.3f}  [{low:+.3f}, {high:+.3f}]  {up} up, {down} down")
+    return lines
 
 
 def paired_interval(diffs: list[float], *, rounds: int = 10_000) -> tuple[float, float]:
@@ -257,13 +269,13 @@ def paired_interval(diffs: list[float], *, rounds: int = 10_000) -> tuple[float,
 
 
 def _by_question(rows) -> dict[tuple, dict]:
-    """The hybrid's figures by (conversation, question, how many times asked before): a
+    """Each question's row by (conversation, question, how many times asked before): a
     question a conversation asks twice is paired with its own twin."""
     seen: Counter = Counter()
     out = {}
     for q in rows:
         key = (q["sample_id"], q["question"])
-        out[(*key, seen[key])] = q["amem hybrid"]
+        out[(*key, seen[key])] = q
         seen[key] += 1
     return out
 

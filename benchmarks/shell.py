@@ -29,11 +29,13 @@ Figures only; nothing is asserted.
 
 With `--against DIR` it compares this checkout with another one instead (DIR: a git
 worktree of amem, e.g. `git worktree add --detach ../amem-base bae2764`; it runs on this
-venv, its `amem_cli` first on PYTHONPATH): one paired run of `amem --help` and of warm
-`amem search`, each vault built and served by its own checkout, the two checkouts taking
+venv, its `amem_cli` first on PYTHONPATH): one paired run of `amem --help`, of warm
+`amem search` and of warm `amem add` (--adds new notes of the same generator, the same
+for both), each vault built and served by its own checkout, the two checkouts taking
 turns command by command (ABBA), so a machine that slows down slows both alike:
 
     .venv/bin/python benchmarks/shell.py --against ../amem-base --sizes 1000 --queries 100
+    .venv/bin/python benchmarks/shell.py --against ../amem-base --sizes 10000 --queries 100 --adds 100
 """
 
 from __future__ import annotations
@@ -129,14 +131,14 @@ def measure_ingest(base: Path, env: dict, messages: int) -> dict:
     return {"messages": messages, "notes": queued, "returned_s": returned, "done_s": done}
 
 
-def paired(base: Path, env: dict, other: Path, n: int, queries: int, rounds: int) -> None:
-    """`amem --help` and warm `amem search` of this checkout and `other`, taking turns."""
+def paired(base: Path, env: dict, other: Path, n: int, queries: int, rounds: int, adds: int) -> None:
+    """`amem --help`, warm `amem search` and warm `amem add` of this checkout and `other`, taking turns."""
     sides = {"this": env, "other": {**env, "PYTHONPATH": str(other.resolve())}}
     os.chdir(base)  # not a checkout: `python -m amem_cli` (how a server starts) would import the one it is run in
     check = [sys.executable, "-c", "import amem_cli, sys; sys.stdout.write(amem_cli.__file__)"]
     for name, side_env in sides.items():
         print(f"{name}: {subprocess.run(check, env=side_env, capture_output=True, text=True, check=True).stdout}")
-    notes = make_notes(n)
+    notes, added = (lambda made: (made[:n], made[n:]))(make_notes(n + adds))  # the adds: later notes of the same kind
     jsonl = base / f"notes-{n}.jsonl"
     with jsonl.open("w", encoding="utf-8") as fh:
         for note in notes:
@@ -148,9 +150,9 @@ def paired(base: Path, env: dict, other: Path, n: int, queries: int, rounds: int
         run(vault, "import", str(jsonl), env=sides[name])
         run(vault, "search", "warm up", env=sides[name])  # its server, warm
     asked = [q for q, _ in make_queries(notes, queries)]
-    times: dict[str, dict[str, list[float]]] = {"help": {s: [] for s in sides}, "search": {s: [] for s in sides}}
+    times: dict[str, dict[str, list[float]]] = {what: {s: [] for s in sides} for what in ("help", "search", "add")}
     try:
-        for i in range(max(rounds, queries)):
+        for i in range(max(rounds, queries, adds)):
             order = list(sides) if i % 2 == 0 else list(reversed(sides))  # ABBA: neither goes first every time
             for name in order:
                 if i < rounds:
@@ -159,13 +161,20 @@ def paired(base: Path, env: dict, other: Path, n: int, queries: int, rounds: int
                     times["help"][name].append(time.perf_counter() - t0)
                 if i < queries:
                     times["search"][name].append(run(vaults[name], "search", asked[i], "--limit", "5", env=sides[name])[0])
+                if i < adds:
+                    note = added[i]
+                    times["add"][name].append(run(vaults[name], "add", note["content"], "--created",
+                                                  note["created_at"].isoformat(), env=sides[name])[0])
     finally:
         for name, vault in vaults.items():
             run(vault, "server", "stop", env=sides[name])
     print("command | this p50 ms | other p50 ms | this p95 ms | other p95 ms | median of paired differences ms (this - other)")
     print("--- | --- | --- | --- | --- | ---")
-    for what, label in (("help", "`amem --help`"), ("search", f"warm `amem search` ({n:,} notes)")):
+    for what, label in (("help", "`amem --help`"), ("search", f"warm `amem search` ({n:,} notes)"),
+                        ("add", f"warm `amem add` ({n:,} notes)")):
         mine, theirs = times[what]["this"], times[what]["other"]
+        if not mine:
+            continue
         diff = statistics.median(a - b for a, b in zip(mine, theirs)) * 1000
         print(f"{label} | {percentile(mine, 0.5) * 1000:.1f} | {percentile(theirs, 0.5) * 1000:.1f} | "
               f"{percentile(mine, 0.95) * 1000:.1f} | {percentile(theirs, 0.95) * 1000:.1f} | {diff:+.1f}", flush=True)
@@ -198,7 +207,7 @@ def main() -> None:
     print(f"embedder: {env.get('AMEM_EMBEDDER', 'default')}, llm: none")
     if args.against:
         try:
-            paired(base, env, args.against, int(args.sizes.split(",")[0]), args.queries, args.rounds)
+            paired(base, env, args.against, int(args.sizes.split(",")[0]), args.queries, args.rounds, args.adds)
         finally:
             if not args.dir:
                 shutil.rmtree(base, ignore_errors=True)

@@ -15,11 +15,13 @@ from .session import Session, read_stdin
 
 
 def search(session: Session, query: str, limit: int, mode: str, tag: list[str] | None, box: list[str] | None,
-           since: str | None, until: str | None, explain: bool, json_output: bool) -> None:
+           since: str | None, until: str | None, now: str | None, as_of: str | None, include_expired: bool, explain: bool,
+           json_output: bool) -> None:
     from ..steps.checks import repeats
     from ..wire.notes import Search
 
-    hits = session.call(Search(query, limit=limit, mode=mode, tags=tag, boxes=box, since=since, until=until))
+    hits = session.call(Search(query, limit=limit, mode=mode, tags=tag, boxes=box, since=since, until=until, now=now,
+                               as_of=as_of, include_expired=include_expired))
     if json_output:
         print_json(hits)
         return
@@ -31,6 +33,10 @@ def search(session: Session, query: str, limit: int, mode: str, tag: list[str] |
         console.print(f"    {escape(snippet(hit.content, 110))}")
         if hit.context and repeats(hit.context, hit.content) is None:  # never the text twice
             console.print(f"    [dim]{escape(snippet(hit.context, 110))}[/]")
+        for r in hit.replaced_by:
+            console.print(f"    [yellow]superseded {day_of(r.date)} by {escape(r.id)}[/]")
+        for r in hit.replaces:
+            console.print(f"    [green]replaces {escape(r.id)} of {day_of(r.date)}[/]")
         if explain:
             parts = [_explain(name, v) for name, v in hit.sources.items()]
             console.print(f"    [magenta]{escape('; '.join(parts))}[/]")
@@ -41,14 +47,18 @@ def _explain(name: str, source: dict) -> str:
         return f"{name} #{source['rank']} ({source['score']:.4f})"
     if name == "neighbour":
         return f"neighbour of {source['of']} (+{source['gain']:.4f})"
+    if name == "replaces":
+        return f"brought in: it superseded {source['of']}"
     return f"{name} boost x{1 + source['boost']:.2f}"
 
 
 def context(session: Session, query: str, max_tokens: int, limit: int, tag: list[str] | None, box: list[str] | None,
-            since: str | None, until: str | None, json_output: bool) -> None:
+            since: str | None, until: str | None, now: str | None, as_of: str | None, include_expired: bool, history: bool,
+            json_output: bool) -> None:
     from ..wire.notes import Block
 
-    block = session.call(Block(query, max_tokens=max_tokens, limit=limit, tags=tag, boxes=box, since=since, until=until))
+    block = session.call(Block(query, max_tokens=max_tokens, limit=limit, tags=tag, boxes=box, since=since, until=until,
+                               now=now, as_of=as_of, include_expired=include_expired, history=history))
     if json_output:
         print_json(block)
     else:
@@ -57,13 +67,13 @@ def context(session: Session, query: str, max_tokens: int, limit: int, tag: list
 
 def add(session: Session, text: str | None, keyword: list[str] | None, tag: list[str] | None, context: str | None,
         box: list[str] | None, meta: list[str] | None, created: str | None, after: str | None, wait: bool,
-        no_wait: bool, no_redact: bool, json_output: bool) -> None:
+        no_wait: bool, no_redact: bool, ttl: str | None, json_output: bool) -> None:
     from ..wire.notes import Add
 
     metadata = _parse_meta(meta)
     note = session.call(Add(
         _read_text(text), keywords=keyword, tags=tag, context=context, boxes=box, metadata=metadata, created_at=created,
-        after=after, wait=wait_choice(wait, no_wait), redact=not no_redact,
+        after=after, wait=wait_choice(wait, no_wait), redact=not no_redact, ttl=ttl,
     ))
     if json_output:
         print_json(note)
@@ -108,10 +118,13 @@ def show(session: Session, note_id: str, json_output: bool) -> None:
             console.print(f"[dim]{label}:[/] {escape(', '.join(names))}")
     if note.context and repeats(note.context, note.content) is None:  # never the text twice
         console.print(f"[dim]context:[/] {escape(note.context)}")
+    if note.expires:
+        console.print(f"[dim]expires:[/] {escape(note.expires)}")
     for label, link in (("previous", note.previous), ("next", note.next)):
         if link:
             console.print(f"[dim]{label}:[/] {_glimpse(link, related)}")
-    for label, links in (("links", note.links), ("backlinks", note.backlinks)):
+    for label, links in (("supersedes", note.supersedes), ("superseded_by", note.superseded_by), ("links", note.links),
+                         ("backlinks", note.backlinks)):
         if links:
             console.print(f"[dim]{label}:[/]")
             for link in links:
@@ -145,7 +158,8 @@ def list_(session: Session, tag: list[str] | None, box: list[str] | None, since:
         return
     for n in notes:
         tags = f" [cyan]{escape(' '.join('#' + t for t in n.tags))}[/]" if n.tags else ""
-        console.print(f"[bold]{escape(n.id)}[/] [dim]{day_of(n.created_at)}[/] {escape(snippet(n.content, 80))}{tags}")
+        later = f" [yellow](superseded by {escape(', '.join(n.superseded_by))})[/]" if n.superseded_by else ""
+        console.print(f"[bold]{escape(n.id)}[/] [dim]{day_of(n.created_at)}[/] {escape(snippet(n.content, 80))}{tags}{later}")
 
 
 def server_status(session: Session, json_output: bool) -> None:

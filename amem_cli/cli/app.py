@@ -130,6 +130,7 @@ def call(ctx: typer.Context, request: Any, progress: Callable[[int, int | None],
 
 
 # Register the commands (each module adds its own to `app`).
+from .commands import current as _current  # noqa: E402,F401
 from .commands import evolution as _evolution  # noqa: E402,F401
 from .commands import graph as _graph  # noqa: E402,F401
 from .commands import importer as _importer  # noqa: E402,F401

@@ -15,6 +15,17 @@ TagOpt = Annotated[list[str] | None, typer.Option("--tag", "-t", autocompletion=
 BoxOpt = Annotated[list[str] | None, typer.Option("--box", "-b", autocompletion=complete_boxes, help="Only notes in this box (repeatable).")]
 SinceOpt = Annotated[str | None, typer.Option("--since", help="Only notes created at or after this date-time.")]
 UntilOpt = Annotated[str | None, typer.Option("--until", help="Only notes created at or before this date-time.")]
+AsOfOpt = Annotated[
+    str | None,
+    typer.Option("--as-of", help="As things stood then: later notes, and what they superseded, left out.", show_default=False),
+]
+IncludeExpiredOpt = Annotated[bool, typer.Option("--include-expired", help="Show notes past their expiry date too.")]
+TtlOpt = Annotated[
+    str | None,
+    typer.Option("--ttl", help="The note stops being true this long after its date (30d, 12h, 2w): left out of search then.",
+                 show_default=False),
+]
+NowOpt = Annotated[str | None, typer.Option("--now", help="When the query is asked (default: now): 'four weeks ago' in it is read against it.")]
 IdArg = Annotated[str, typer.Argument(help="The note's id.", show_default=False, autocompletion=complete_ids)]
 NoRedactOpt = Annotated[
     bool, typer.Option("--no-redact", help="Keep API keys, tokens, private keys and passwords as they are (default: redacted).")

@@ -172,3 +172,16 @@ def day_of(iso: str | None) -> str:
 def snippet(text: str, width: int = 100) -> str:
     line = " ".join(text.split())
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def progress_bar(*, show: bool = True, remaining: bool = False):
+    """A transient progress bar (description, bar, done of total, time elapsed or left) on
+    stderr, drawn only where a person watches it: a terminal. Stdout keeps the command's
+    output alone (a bar stopping on a pipe left a blank line in it)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    stderr = Console(stderr=True)
+    clock = TimeRemainingColumn() if remaining else TimeElapsedColumn()
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), clock,
+                    console=stderr, disable=not (show and stderr.is_terminal), transient=True)

@@ -40,21 +40,25 @@ TAG = Option("tag", ("--tag", "-t"), TEXTS)
 BOX = Option("box", ("--box", "-b"), TEXTS)
 SINCE = Option("since", ("--since",))
 UNTIL = Option("until", ("--until",))
+NOW = Option("now", ("--now",))
 JSON = Option("json_output", ("--json",), FLAG, False)
+AS_OF = Option("as_of", ("--as-of",))
+INCLUDE_EXPIRED = Option("include_expired", ("--include-expired",), FLAG, False)
 
 GLOBAL = tuple(Option(o.name, o.flags) if o.setting else Option(o.name, o.flags, FLAG, False) for o in GLOBAL_OPTIONS)
 
 COMMANDS = {
     "search": Command("search", (("query", True),), (
-        _limit(10), Option("mode", ("--mode",), TEXT, "hybrid"), TAG, BOX, SINCE, UNTIL,
+        _limit(10), Option("mode", ("--mode",), TEXT, "hybrid"), TAG, BOX, SINCE, UNTIL, NOW, AS_OF, INCLUDE_EXPIRED,
         Option("explain", ("--explain",), FLAG, False), JSON)),
     "context": Command("context", (("query", True),), (
-        Option("max_tokens", ("--max-tokens",), INT, 2000, min=1), _limit(10), TAG, BOX, SINCE, UNTIL, JSON)),
+        Option("max_tokens", ("--max-tokens",), INT, 2000, min=1), _limit(10), TAG, BOX, SINCE, UNTIL, NOW, AS_OF,
+        INCLUDE_EXPIRED, Option("history", ("--history",), FLAG, False), JSON)),
     "add": Command("add", (("text", False),), (
         Option("keyword", ("--keyword", "-k"), TEXTS), TAG, Option("context", ("--context",)), BOX,
         Option("meta", ("--meta", "-m"), TEXTS), Option("created", ("--created",)), Option("after", ("--after",)),
         Option("wait", ("--wait",), FLAG, False), Option("no_wait", ("--no-wait", "--defer"), FLAG, False),
-        Option("no_redact", ("--no-redact",), FLAG, False), JSON)),
+        Option("no_redact", ("--no-redact",), FLAG, False), Option("ttl", ("--ttl",)), JSON)),
     "show": Command("show", (("note_id", True),), (JSON,)),
     "list": Command("list_", (), (TAG, BOX, SINCE, UNTIL, _limit(50), JSON)),
     "server status": Command("server_status", (), (JSON,)),  # asked often, and wanted at once

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AmemError
-from .output import err_console, fail, warn
+from .output import err_console, escape, fail, warn
 
 if TYPE_CHECKING:
     from ..operations import Facade
@@ -103,7 +103,7 @@ def run_guarded(action: Callable[..., Any], session: Session, kw: dict[str, Any]
     Exceptions of the types `passing` (Typer's own exits) go through."""
     as_json = bool(kw.get("json_output"))
     try:
-        action(session, **mended(kw))
+        action(session, **read_dates(mended(kw)))
         sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
         return 0
     except passing:
@@ -159,3 +159,20 @@ def read_stdin() -> str:
     if count:
         warn(replaced(count, "standard input"))
     return text
+
+
+def read_dates(kw: dict[str, Any]) -> dict[str, Any]:
+    """`--since` and `--until` as a person types them: a relative or partial date (`7d`,
+    `yesterday`, `last week`, `2025-03`; `timeutil.span`) becomes the first instant it
+    names for --since and the last for --until, in the local timezone, and what it became
+    is said on stderr. Other dates go on as given, read where every date is."""
+    from ..timeutil import span
+
+    kw = dict(kw)
+    for name, which in (("since", 0), ("until", 1)):
+        text = kw.get(name)
+        bounds = span(text) if isinstance(text, str) else None
+        if bounds:
+            kw[name] = bounds[which].isoformat(timespec="seconds")
+            err_console.print(f"amem: --{name} {escape(text)} means {kw[name]}", highlight=False)
+    return kw

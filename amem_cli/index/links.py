@@ -62,13 +62,20 @@ class LinkStore:
 
     def all(self) -> list[tuple[str, str, str]]:
         """(source, target, kind) of every link and sequence pointer that names a note,
-        each once, in order. Kind: `link` (frontmatter), `text`, `previous` or `next`."""
+        each once, in order. Kind: `link` (frontmatter), `text`, `previous`, `next`,
+        `supersedes` or `superseded_by`."""
         sql = "SELECT DISTINCT src, dst, kind FROM links WHERE dst IS NOT NULL ORDER BY src, dst, kind"
         return [tuple(r) for r in self.db.execute(sql)]
 
-    def count(self) -> int:
-        """Links and sequence pointers that name a note."""
-        return self.db.execute("SELECT count(*) FROM links WHERE dst IS NOT NULL").fetchone()[0]
+    def pairs(self) -> dict[str, set[frozenset[str]]]:
+        """The pairs of notes joined by a link ("link": either way, in frontmatter or text,
+        once however many records hold it) and by a sequence ("sequence": previous and
+        next), a note's link to itself left out: what `status`, `stats` and `graph` count."""
+        out: dict[str, set[frozenset[str]]] = {"link": set(), "sequence": set()}
+        for src, dst, kind in self.all():
+            if src != dst:
+                out["sequence" if kind in ("previous", "next") else "link"].add(frozenset((src, dst)))
+        return out
 
     def adjacency(self, ids: Iterable[str]) -> dict[str, set[str]]:
         """Each given note's linked notes, both directions, sequence links included."""
@@ -95,6 +102,7 @@ def index_links(db: sqlite_utils.Database, note: Note, path: str) -> None:
         _resolve_again(db, set(old) | set(names))
     written = [(w, "link") for w in note.links] + [(w, "text") for w in link_names.body_links(note.content)]
     written += [(w, kind) for w, kind in ((note.previous, "previous"), (note.next, "next")) if w]
+    written += [(w, "supersedes") for w in note.supersedes] + [(w, "superseded_by") for w in note.superseded_by]
     rows: dict[tuple[str, str], str] = {}
     for w, kind in written:
         if aim := link_names.target(w):

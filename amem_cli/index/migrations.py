@@ -194,3 +194,85 @@ def m011_stated_times(db):
     for note_id, content, created in db.execute("SELECT id, content, created FROM notes").fetchall():
         if stated := stated_words(content, to_datetime(created) if created else None):
             db.execute("UPDATE notes SET stated = ? WHERE id = ?", [stated, note_id])
+
+
+@migrations()
+def m012_passages(db):
+    # A note longer than the embedder's window is embedded as passages (`Note.embedding_texts`):
+    # embed the long notes again so their later passages get vectors.
+    from ..text import passages
+
+    long = [(i,) for i, content in db.execute("SELECT id, content FROM notes").fetchall() if len(passages(content)) > 1]
+    db.conn.executemany("UPDATE notes SET embedded_hash = NULL WHERE id = ?", long)
+
+
+@migrations()
+def m013_chat_roles(db):
+    # A chat turn's role ("user: ...", or `role` in its metadata) is its speaker, where
+    # nothing else named one (`retrieve.fields.speaker_of`): a question asks about one
+    # side of a chat (`retrieve.query.side_asked`).
+    import json
+
+    from ..text import chat_role
+
+    rows = db.execute("SELECT id, content, metadata FROM notes WHERE speaker IS NULL").fetchall()
+    found = []
+    for note_id, content, metadata in rows:
+        role = json.loads(metadata or "{}").get("role")
+        role = role.strip() if isinstance(role, str) and role.strip() else chat_role(content)
+        if role:
+            found.append((role, note_id))
+    db.conn.executemany("UPDATE notes SET speaker = ? WHERE id = ?", found)
+
+
+@migrations()
+def m014_supersession_expiry_duplicates(db):
+    # A note's `supersedes` and `superseded_by` (links of those kinds in `links.kind`) and
+    # when it stops being true (`expires`; `expires_utc` for comparing); its text as
+    # compared for exact duplicates (`content_key`: whitespace aside); what a revision
+    # changed beyond context and tags (`change`: a supersession made or undone); and the
+    # pairs the supersession detector was unsure of, for `amem supersede --suggest`
+    # (hints, kept in the index only: a reindex finds them no more).
+    # Filled from the notes already indexed (keys a person wrote before amem knew them
+    # were kept with the other keys it did not know), so no file is read again.
+    import json
+
+    from ..markdown import link_list
+    from ..timeutil import to_datetime, utc_key
+    from .links import index_links  # here: the stores import this module (through `connection`)
+    from .notes import ALL_NOTE_COLS, NOTE_COLS, content_key, note_from_row
+
+    db.executescript(
+        """
+        ALTER TABLE notes ADD COLUMN supersedes TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE notes ADD COLUMN superseded_by TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE notes ADD COLUMN expires TEXT;
+        ALTER TABLE notes ADD COLUMN expires_utc TEXT;
+        ALTER TABLE notes ADD COLUMN content_key TEXT;
+        CREATE INDEX IF NOT EXISTS notes_expires ON notes(expires_utc) WHERE expires_utc IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS notes_content_key ON notes(content_key);
+        ALTER TABLE revisions ADD COLUMN change TEXT;
+        CREATE TABLE IF NOT EXISTS suggestions (new TEXT NOT NULL, old TEXT NOT NULL, reason TEXT NOT NULL,
+                                                PRIMARY KEY (new, old));
+        CREATE INDEX IF NOT EXISTS suggestions_old ON suggestions(old);
+        """
+    )
+    for row in db.execute(f"SELECT path, {NOTE_COLS} FROM notes").fetchall():
+        note = note_from_row(row[1:])
+        extra = dict(note.extra)
+        try:
+            supersedes = link_list(extra.pop("supersedes", None), "supersedes")
+            superseded_by = link_list(extra.pop("superseded_by", None), "superseded_by")
+            expires = to_datetime(extra.pop("expires")) if extra.get("expires") else None
+        except Exception:  # not readable as these keys: left as they were (a reindex says why)
+            supersedes, superseded_by, expires, extra = [], [], None, note.extra
+        db.execute(
+            "UPDATE notes SET content_key = ?, supersedes = ?, superseded_by = ?, expires = ?, expires_utc = ?, extra = ? "
+            "WHERE id = ?",
+            [content_key(note.content), json.dumps(supersedes, ensure_ascii=False), json.dumps(superseded_by, ensure_ascii=False),
+             expires.isoformat() if expires else None, utc_key(expires), json.dumps(extra, ensure_ascii=False, default=str),
+             note.id],
+        )
+        if supersedes or superseded_by:
+            full = db.execute(f"SELECT {ALL_NOTE_COLS} FROM notes WHERE id = ?", [note.id]).fetchone()
+            index_links(db, note_from_row(full), row[0])

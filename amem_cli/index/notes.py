@@ -1,12 +1,12 @@
 """The notes as indexed (`notes`, with their keywords, tags and boxes), kept with their
-links (`LinkStore`) and full text (`FullText`), and which of them the vector store owes
-a vector."""
+links (`LinkStore`), full text (`FullText`) and supersessions (`SupersessionStore`), and
+which of them the vector store owes a vector."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import date, datetime
 
 from .. import links as link_names
 from ..models import Note
@@ -16,19 +16,23 @@ from .connection import Connection
 from .filters import NoteFilter
 from .fulltext import FullText
 from .links import LinkStore
+from .supersessions import SupersessionStore
 
 NOTE_COLS = "id, content, keywords, tags, context, created, updated, links, backlinks, boxes, metadata, extra, previous, next"
+# With the columns later migrations added (an earlier migration reads NOTE_COLS only).
+ALL_NOTE_COLS = NOTE_COLS + ", supersedes, superseded_by, expires"
 # The columns whose change changes a note's full-text row or its keywords, tags and boxes.
 SEARCHED = ("content", "keywords", "tags", "context", "boxes", "created", "previous", "next")
 LABELS = (("note_keywords", "keyword", "keywords"), ("note_tags", "tag", "tags"), ("note_boxes", "box", "boxes"))
 
 
 class NoteStore:
-    def __init__(self, conn: Connection, links: LinkStore, fulltext: FullText):
+    def __init__(self, conn: Connection, links: LinkStore, fulltext: FullText, supersessions: SupersessionStore):
         self.conn = conn
         self.db = conn.db
         self.links = links
         self.fulltext = fulltext
+        self.supersessions = supersessions
 
     # -- writes -----------------------------------------------------------
     def upsert(self, note: Note, path: str) -> None:
@@ -49,6 +53,11 @@ class NoteStore:
             "text_hash": content_hash(text.encode("utf-8")),
             "previous": note.previous,
             "next": note.next,
+            "supersedes": json.dumps(note.supersedes, ensure_ascii=False),
+            "superseded_by": json.dumps(note.superseded_by, ensure_ascii=False),
+            "expires": note.expires.isoformat() if note.expires else None,
+            "expires_utc": utc_key(note.expires),
+            "content_key": content_key(note.content),
             **self.fulltext.fields.features(note),
         }
         db = self.db
@@ -79,6 +88,7 @@ class NoteStore:
         for table, _, _ in LABELS:
             db.execute(f"DELETE FROM {table} WHERE note_id = ?", [note_id])
         self.links.forget(note_id)
+        self.supersessions.forget(note_id)
         self.fulltext.drop(note_id)
         db.execute("DELETE FROM notes WHERE id = ?", [note_id])
         self.conn.deleted()
@@ -99,22 +109,25 @@ class NoteStore:
         return self.db.execute("SELECT id, path FROM notes WHERE id >= ? AND id < ?", [prefix, end]).fetchall()
 
     def get(self, note_id: str) -> Note | None:
-        row = self.db.execute(f"SELECT {NOTE_COLS} FROM notes WHERE id = ?", [note_id]).fetchone()
+        row = self.db.execute(f"SELECT {ALL_NOTE_COLS} FROM notes WHERE id = ?", [note_id]).fetchone()
         return self._resolved([note_from_row(row)])[0] if row else None
 
     def get_many(self, ids: Iterable[str], *, links: bool = True) -> dict[str, Note]:
         """The notes of these ids; `links=False`: their links left as written, for callers
         that read only the notes' text (resolving a hub's hundreds of backlinks costs)."""
-        rows = self.conn.rows_in(f"SELECT {NOTE_COLS} FROM notes WHERE id {{in}}", dict.fromkeys(ids))
+        rows = self.conn.rows_in(f"SELECT {ALL_NOTE_COLS} FROM notes WHERE id {{in}}", dict.fromkeys(ids))
         out = {row[0]: note_from_row(row) for row in rows}
         if links:
             self._resolved(list(out.values()))
         return out
 
     def _resolved(self, notes: list[Note]) -> list[Note]:
-        """The notes with each link, backlink and sequence pointer as the id of the note it
-        names (as written, when it names none)."""
-        written = {w for n in notes for w in (*n.links, *n.backlinks, n.previous, n.next) if w}
+        """The notes with each link, backlink, sequence pointer and supersession as the id
+        of the note it names (as written, when it names none). A supersession either note
+        states is in both: a newer note's `supersedes` shows in the older one's
+        `superseded_by` (which amem does not write into a pinned or hand-edited file), and
+        the other way round."""
+        written = {w for n in notes for w in (*n.links, *n.backlinks, n.previous, n.next, *n.supersedes, *n.superseded_by) if w}
         ids = self.links.resolve(written)
 
         def one(w: str) -> str:
@@ -124,6 +137,12 @@ class NoteStore:
             n.links = list(dict.fromkeys(one(w) for w in n.links))
             n.backlinks = list(dict.fromkeys(one(w) for w in n.backlinks))
             n.previous, n.next = (one(w) if w else None for w in (n.previous, n.next))
+            n.supersedes = list(dict.fromkeys(one(w) for w in n.supersedes))
+            n.superseded_by = list(dict.fromkeys(one(w) for w in n.superseded_by))
+        stated = self.supersessions.of(n.id for n in notes)
+        for n in notes:
+            n.supersedes = list(dict.fromkeys([*n.supersedes, *stated.get(n.id, {}).get("supersedes", [])]))
+            n.superseded_by = list(dict.fromkeys([*n.superseded_by, *stated.get(n.id, {}).get("superseded_by", [])]))
         return notes
 
     def existing(self, ids: Iterable[str]) -> set[str]:
@@ -141,6 +160,20 @@ class NoteStore:
         cols = ", ".join("json_extract(metadata, ?)" for _ in paths)
         where = " AND ".join("json_type(metadata, ?) = 'text'" for _ in paths)
         return self.db.execute(f"SELECT {cols}, id FROM notes WHERE {where}", [*paths, *paths]).fetchall()
+
+    def same_content(self, key: str) -> list[str]:
+        """The notes whose text is `key` (`content_key`), oldest first."""
+        return [r[0] for r in self.db.execute("SELECT id FROM notes WHERE content_key = ? ORDER BY created_utc, id", [key])]
+
+    def expired(self, at: datetime) -> set[str]:
+        """The notes whose `expires` is at or before `at`."""
+        return {r[0] for r in self.db.execute("SELECT id FROM notes WHERE expires_utc IS NOT NULL AND expires_utc <= ?",
+                                              [utc_key(at)])}
+
+    def created(self, ids: Iterable[str]) -> dict[str, datetime | None]:
+        """{note: when it was created} for the given notes that exist."""
+        rows = self.conn.rows_in("SELECT id, created FROM notes WHERE id {in}", dict.fromkeys(ids))
+        return {i: to_datetime(c) if c else None for i, c in rows}
 
     def ids(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM notes ORDER BY id")]
@@ -160,7 +193,7 @@ class NoteStore:
     def list(self, *, tags: list[str] | None = None, boxes: list[str] | None = None, since: datetime | None = None,
              until: datetime | None = None, limit: int | None = None, newest_first: bool = True) -> list[Note]:
         where, params = NoteFilter(tuple(tags or ()), tuple(boxes or ()), since, until).where()
-        sql = f"SELECT {NOTE_COLS} FROM notes {where} ORDER BY created_utc {'DESC' if newest_first else 'ASC'}, id"
+        sql = f"SELECT {ALL_NOTE_COLS} FROM notes {where} ORDER BY created_utc {'DESC' if newest_first else 'ASC'}, id"
         if limit:
             sql += f" LIMIT {int(limit)}"
         return self._resolved([note_from_row(r) for r in self.db.execute(sql, params)])
@@ -207,10 +240,24 @@ class NoteStore:
         """Which of `ids` state a time in their text ("yesterday", "8 May 2023")."""
         return {r[0] for r in self.conn.rows_in("SELECT id FROM notes WHERE id {in} AND stated != ''", ids)}
 
+    def dated_within(self, ids: Iterable[str], spans: Iterable[tuple[date, date]]) -> set[str]:
+        """Which of `ids` were created on a day within one of the spans (first and last
+        day, both included), the day as the note's own date says it (its time zone's)."""
+        spans = list(spans)
+        if not spans:
+            return set()
+        within = " OR ".join("substr(created, 1, 10) BETWEEN ? AND ?" for _ in spans)
+        days = [d.isoformat() for span in spans for d in span]
+        return {r[0] for r in self.conn.rows_in(f"SELECT id FROM notes WHERE id {{in}} AND ({within})", ids, *days)}
+
     # -- which notes the vector store owes a vector -------------------------
     def unembedded(self) -> list[str]:
         rows = self.db.execute("SELECT id FROM notes WHERE embedded_hash IS NULL OR embedded_hash != text_hash")
         return [r[0] for r in rows]
+
+    def embedded_before(self, ids: Iterable[str]) -> set[str]:
+        """Which of `ids` have had vectors made (of their text now or an earlier one)."""
+        return {r[0] for r in self.conn.rows_in("SELECT id FROM notes WHERE id {in} AND embedded_hash IS NOT NULL", ids)}
 
     def embedded_count(self) -> int:
         return self.db.execute("SELECT count(*) FROM notes WHERE embedded_hash = text_hash").fetchone()[0]
@@ -247,6 +294,12 @@ class NoteStore:
             self.db.conn.executemany("DELETE FROM vector_deletes WHERE id = ?", [(i,) for i in ids])
 
 
+def content_key(content: str) -> str:
+    """What two notes' texts are compared by for an exact duplicate: the words, whitespace
+    aside (case and punctuation count: "Deploy on Friday" is not "deploy on friday?")."""
+    return content_hash(" ".join(content.split()).encode("utf-8"))
+
+
 def note_from_row(row) -> Note:
     """A note as indexed (its links as written; `NoteStore.get` resolves them)."""
     return Note(
@@ -264,4 +317,7 @@ def note_from_row(row) -> Note:
         extra=json.loads(row[11]),
         previous=row[12],
         next=row[13],
+        supersedes=json.loads(row[14]) if len(row) > 14 else [],
+        superseded_by=json.loads(row[15]) if len(row) > 15 else [],
+        expires=to_datetime(row[16]) if len(row) > 16 and row[16] else None,
     )

@@ -4,6 +4,7 @@
     notes       the notes, their keywords, tags and boxes, and which the vector store owes a vector
     fulltext    their words and their text as trigrams (what goes in: search's `Fields`)
     links       links and the graph they make
+    supersessions  which notes supersede which, and the pairs the detector was unsure of
     files       what was indexed of each file
     jobs        the queue of deferred pipeline work
     revisions   amem's changes to notes, for history and undo
@@ -22,6 +23,7 @@ from .jobs import JobStore
 from .links import LinkStore
 from .notes import NoteStore
 from .revisions import RevisionStore
+from .supersessions import SupersessionStore
 
 
 class SqliteIndex:
@@ -32,7 +34,8 @@ class SqliteIndex:
         self.db = self.conn.db
         self.links = LinkStore(self.conn)
         self.fulltext = FullText(self.conn, fields)
-        self.notes = NoteStore(self.conn, self.links, self.fulltext)
+        self.supersessions = SupersessionStore(self.conn)
+        self.notes = NoteStore(self.conn, self.links, self.fulltext, self.supersessions)
         self.files = FileStore(self.conn)
         self.jobs = JobStore(self.conn)
         self.revisions = RevisionStore(self.conn)
@@ -64,7 +67,7 @@ class SqliteIndex:
         """Forget everything indexed (the files stay; the revision log and the queue too)."""
         with self.transaction():
             for table in ("note_keywords", "note_tags", "note_boxes", "links", "note_names", "notes_fts", "notes_trigram",
-                          "fts_keys", "notes", "files"):
+                          "fts_keys", "notes", "files", "suggestions"):
                 self.db.execute(f"DELETE FROM {table}")
             self.conn.deleted()
 

@@ -7,6 +7,7 @@ from typing import Protocol
 from urllib.parse import urlparse
 
 from ..errors import AmemError
+from ..text import MAX_PASSAGES
 from ..vault import refuse_links
 
 
@@ -18,18 +19,26 @@ from ..vault import refuse_links
 EF_SEARCH = 400
 
 
-# A note has one vector under its id, and a second one under id + DETERMINISTIC_VECTOR when a model
-# wrote some of its fields (`Indexer._texts`). No note id holds a "#".
+# A note has one vector under its id, a second one under id + DETERMINISTIC_VECTOR when a
+# model wrote some of its fields, and one under id + "#2", "#3"... for each passage after
+# the first of a note too long for the embedder's window (`Indexer._texts`). No note id
+# holds a "#".
 DETERMINISTIC_VECTOR = "#own"  # (the suffix's first name: "own words")
 
 
-def vector_ids(note_id: str) -> list[str]:
-    """The ids a note's vectors may be stored under."""
-    return [note_id, note_id + DETERMINISTIC_VECTOR]
+def passage_id(note_id: str, number: int) -> str:
+    """The id of the note's `number`th passage's vector (the first is the note's own)."""
+    return f"{note_id}#{number}"
+
+
+def vector_ids(note_id: str, *, passages: bool = True) -> list[str]:
+    """The ids a note's vectors may be stored under: its own, its deterministic one, and
+    (unless not `passages`) its passages'."""
+    return [note_id, note_id + DETERMINISTIC_VECTOR, *(passage_id(note_id, n) for n in range(2, MAX_PASSAGES + 1) if passages)]
 
 
 def note_of(vector_id: str) -> str:
-    return vector_id.removesuffix(DETERMINISTIC_VECTOR)
+    return vector_id.partition("#")[0]
 
 
 class VectorIndex(Protocol):

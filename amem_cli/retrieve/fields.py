@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 
 from ..models import Note
+from ..text import chat_role
 from ..time_phrases import stated_words
 from ..timeutil import date_words
 
-# "Name: text" or "First Last: text" at the start of a note: who said it.
+# "Name: text" or "First Last: text" at the start of a note: who said it (or a chat log's
+# role: `text.chat_role`).
 _SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
 
 # The full-text row's columns and their bm25 weights: the note's own text weighs most.
@@ -21,12 +23,14 @@ FULLTEXT_WEIGHTS = (1.0, 0.8, 0.5, 0.6, 0.5, 0.5)
 
 
 def speaker_of(note: Note) -> str | None:
-    """Who said or wrote a note: `speaker` in its metadata, else a leading "Name:"."""
-    given = note.metadata.get("speaker")
-    if isinstance(given, str) and given.strip():
-        return given.strip()
+    """Who said or wrote a note: `speaker` (or a chat's `role`) in its metadata, else a
+    leading "Name:" or role ("user:")."""
+    for key in ("speaker", "role"):
+        given = note.metadata.get(key)
+        if isinstance(given, str) and given.strip():
+            return given.strip()
     m = _SPEAKER.match(note.content.lstrip())  # a hand-written file may open with a blank line
-    return m.group(1) if m else None
+    return m.group(1) if m else chat_role(note.content)
 
 
 class SearchFields:

@@ -26,6 +26,23 @@ _ASKS_WHEN = re.compile(
 )
 
 
+# "What did you recommend?", "the trail you suggested", "you told me": the assistant's own
+# past words (a request, "can you suggest...?", asks nothing of them). Otherwise a
+# question in the first person ("what did I buy?", "my bikes") asks what the person said.
+_ASKS_THE_ASSISTANT = re.compile(
+    r"\b(?:did|have|had)\s+you\b|\byou\s+(?:\w+ed|told|said|gave|made|wrote|sent|showed|found|came up with)\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.IGNORECASE)
+
+
+def side_asked(query: str) -> str | None:
+    """Whose words in a chat the query asks about: "assistant", "user", or None."""
+    if _ASKS_THE_ASSISTANT.search(query):
+        return "assistant"
+    return "user" if _FIRST_PERSON.search(query) else None
+
+
 def asks_when(query: str) -> bool:
     """Whether the query asks when something happened."""
     return _ASKS_WHEN.search(query.strip()) is not None

@@ -33,7 +33,7 @@ class GraphNode:
 class GraphEdge:
     source: str
     target: str
-    kind: str  # "link" (one per linked pair) or "sequence" (previous -> next)
+    kind: str  # "link" (one per linked pair), "sequence" (previous -> next) or "supersedes" (newer -> older)
 
 
 @dataclass
@@ -82,8 +82,8 @@ def build_graph(
 
 def _edges(index, ids: set[str]) -> list[GraphEdge]:
     """Links once per pair, whichever note made them (in its frontmatter or its text);
-    sequence links as previous -> next (each is stored by both notes). Links to notes
-    outside `ids` are left out."""
+    sequence links as previous -> next (each is stored by both notes); supersessions as
+    newer -> older, whichever note states them. Links to notes outside `ids` are left out."""
     seen: set = set()
     edges = []
     for src, dst, kind in index.links.all():
@@ -92,6 +92,9 @@ def _edges(index, ids: set[str]) -> list[GraphEdge]:
         if kind in ("previous", "next"):
             a, b = (src, dst) if kind == "next" else (dst, src)
             key, edge = (a, b), GraphEdge(a, b, "sequence")
+        elif kind in ("supersedes", "superseded_by"):
+            a, b = (src, dst) if kind == "supersedes" else (dst, src)
+            key, edge = ("supersedes", a, b), GraphEdge(a, b, "supersedes")
         else:
             key, edge = frozenset((src, dst)), GraphEdge(src, dst, "link")
         if key not in seen:
@@ -138,7 +141,8 @@ def to_json(graph: Graph) -> str:
 
 
 def to_mermaid(graph: Graph) -> str:
-    """`graph LR`: links as plain lines, sequence links as dotted arrows."""
+    """`graph LR`: links as plain lines, sequence links as dotted arrows, supersessions as
+    thick arrows from the newer note."""
     names: dict[str, str] = {}
     for n in graph.nodes:
         # Mermaid ids are words; note ids may hold '-' and '.', so two can meet after this.
@@ -150,7 +154,7 @@ def to_mermaid(graph: Graph) -> str:
         names[n.id] = name
     lines = ["graph LR"]
     lines += [f'  {names[n.id]}["{_mermaid_text(n.label)}"]' for n in graph.nodes]
-    arrows = {"link": "---", "sequence": "-.->"}
+    arrows = {"link": "---", "sequence": "-.->", "supersedes": "==>|supersedes|"}
     lines += [f"  {names[e.source]} {arrows[e.kind]} {names[e.target]}" for e in graph.edges]
     if graph.around:
         lines.append(f"  style {names[graph.around]} stroke-width:3px")
@@ -163,13 +167,14 @@ def _mermaid_text(text: str) -> str:
 
 
 def to_dot(graph: Graph) -> str:
-    """Graphviz: one digraph; links drawn without arrow heads, sequence links dashed."""
+    """Graphviz: one digraph; links drawn without arrow heads, sequence links dashed,
+    supersessions bold and labelled."""
     lines = ["digraph amem {", "  node [shape=box, style=rounded];"]
     for n in graph.nodes:
         extra = ", penwidth=3" if n.id == graph.around else ""
         lines.append(f"  {_dot(n.id)} [label={_dot(n.label)}, tooltip={_dot(n.context or n.label)}{extra}];")
     for e in graph.edges:
-        style = "dir=none" if e.kind == "link" else "style=dashed"
+        style = {"link": "dir=none", "sequence": "style=dashed", "supersedes": 'style=bold, label="supersedes"'}[e.kind]
         lines.append(f"  {_dot(e.source)} -> {_dot(e.target)} [{style}];")
     lines.append("}")
     return "\n".join(lines) + "\n"

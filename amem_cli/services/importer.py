@@ -18,7 +18,7 @@ import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -60,15 +60,17 @@ class Importer:
         progress: Callable[[int, int | None], None] | None = None,
         redact: bool = True,
         stdin: IO | None = None,
+        ttl: timedelta | None = None,
     ) -> ImportReport:
         """Import a JSONL file ('-': `stdin`, else this process's standard input) or a folder of Markdown files.
         Bad lines and files are reported and skipped; the rest is imported. `redact`:
-        secrets in the notes become `[REDACTED:kind]` before anything is stored."""
+        secrets in the notes become `[REDACTED:kind]` before anything is stored. `ttl`:
+        each note expires that long after its date (unless it says when: `expires`)."""
         if batch < 1:
             raise UsageError("the batch size must be at least 1")
         report = ImportReport()
         entries, total, chain = self._entries(path, report, stdin)
-        return self._run(entries, total, chain, report, defer=defer, batch=batch, progress=progress, redact=redact)
+        return self._run(entries, total, chain, report, defer=defer, batch=batch, progress=progress, redact=redact, ttl=ttl)
 
     def _entries(self, path: str | Path, report: ImportReport, stdin: IO | None) -> tuple[Iterator[_Entry], int | None, bool]:
         """What to import, how many entries there are (if known), and whether they are a sequence."""
@@ -109,6 +111,7 @@ class Importer:
         batch: int,
         progress: Callable[[int, int | None], None] | None,
         redact: bool,
+        ttl: timedelta | None,
     ) -> ImportReport:
         self.indexer.sync()
         known = self.index.notes.by_metadata(SOURCE_HASH)  # one query, not one per line
@@ -124,7 +127,7 @@ class Importer:
                 report.problems.append(item)
                 continue
             try:
-                note, redactions = _new(source, item, redact, self.date_order)
+                note, redactions = _new(source, item, redact, self.date_order, ttl)
             except AmemError as exc:
                 report.skipped += 1
                 report.problems.append(f"{where}: {exc.message}")
@@ -197,11 +200,11 @@ class _Batches:
             self.ready = []
 
 
-def _new(source: str, fields: dict[str, Any], redact: bool, date_order: str) -> tuple[Note, int]:
+def _new(source: str, fields: dict[str, Any], redact: bool, date_order: str, ttl: timedelta | None) -> tuple[Note, int]:
     """The note, and how many secrets were redacted from it."""
     fields = dict(fields)
     extra = fields.pop("extra", {})
-    note = new_note(fields.pop("content"), redact=False, date_order=date_order, **fields)
+    note = new_note(fields.pop("content"), redact=False, date_order=date_order, ttl=ttl, **fields)
     note.extra = extra
     note.metadata.setdefault("source", source)
     redactions = redact_note(note) if redact else 0  # before the hash: not even a hash of a secret is kept
@@ -265,7 +268,7 @@ def _type_problem(obj: dict[str, Any]) -> str | None:
         ):
             return f"'{key}' must be a list of strings"
     for key, kind, name in (("context", str, "a string"), ("created_at", (str, int, float), "a date or a Unix time"),
-                            ("metadata", dict, "an object")):
+                            ("expires", (str, int, float), "a date or a Unix time"), ("metadata", dict, "an object")):
         if obj.get(key) is not None and not isinstance(obj[key], kind):
             return f"'{key}' must be {name}, not {_json_type(obj[key])}"
     return None
@@ -313,4 +316,5 @@ def _markdown_files(folder: Path, names: list[str], date_order: str) -> Iterator
         yield at, source, {
             "content": parsed.content, "keywords": parsed.keywords, "tags": parsed.tags, "context": parsed.context,
             "boxes": parsed.boxes, "created_at": created, "metadata": parsed.metadata, "extra": extra,
+            "expires": parsed.expires,
         }

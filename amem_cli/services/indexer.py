@@ -15,7 +15,7 @@ from ..embed.base import Embedder
 from ..errors import IndexMismatchError
 from ..ids import collision_id, collision_prefix, settle_ids
 from ..index.sqlite import SqliteIndex
-from ..index.vectors import VectorIndex, note_of, vector_ids
+from ..index.vectors import VectorIndex, note_of, passage_id, vector_ids
 from ..models import Note, SyncReport
 from ..vault import MAX_NOTE_BYTES, FileStat, Vault, content_hash
 from ..changes import plan_changes
@@ -310,7 +310,7 @@ class Indexer:
         """Start embedding these notes' texts on a background thread (the model runs outside
         the GIL), so the files are written while the model works; `flush_vectors` takes the
         vectors from here. The text is the key: a note changed meanwhile is embedded anew."""
-        texts = list(dict.fromkeys(n.embedding_text() for n in notes))
+        texts = list(dict.fromkeys(text for n in notes for text in n.embedding_texts()))
         if not texts:
             return
         if self._embedding_thread is None:
@@ -339,16 +339,19 @@ class Indexer:
         return out
 
     def _texts(self, notes: list[Note], deterministic: dict[str, Note]) -> dict[str, str]:
-        """{vector id: text} for these notes: each note's whole text and, when a model
-        wrote some of its fields, the note as it would be without the model too
-        (`deterministic`: {id: that note}). A model's fields only add a way to find a note: a
-        small model's vague context or broad tags must not move the note's only vector
-        away from what it says."""
+        """{vector id: text} for these notes: each note's whole text (a long note's first
+        passage, with its fields) and, when a model wrote some of its fields, the note as
+        it would be without the model too (`deterministic`: {id: that note}); then a long
+        note's other passages. A model's fields only add a way to find a note: a small
+        model's vague context or broad tags must not move the note's only vector away
+        from what it says."""
         out: dict[str, str] = {}
         for note in notes:
-            whole = out[note.id] = note.embedding_text()
-            if note.id in deterministic and (own := deterministic[note.id].embedding_text()) != whole:
+            whole, *rest = note.embedding_texts()
+            out[note.id] = whole
+            if note.id in deterministic and (own := deterministic[note.id].embedding_texts()[0]) != whole:
                 out[vector_ids(note.id)[1]] = own
+            out.update((passage_id(note.id, n), text) for n, text in enumerate(rest, 2))
         return out
 
     def vectors(self) -> VectorIndex:
@@ -393,7 +396,8 @@ class Indexer:
         if not vectors:
             return []
         with self.vault.lock():
-            rows = self.vectors().query(vectors, 2 * k)  # k notes, even if each has both vectors
+            # k notes, even where long notes' passages take several places each.
+            rows = self.vectors().query(vectors, 4 * k)
         out = []
         for row in rows:
             best: dict[str, float] = {}
@@ -425,8 +429,11 @@ class Indexer:
                 deterministic = self._deterministic_versions([notes[i] for i in ids], self._embedder())
                 texts = self._texts([notes[i] for i in ids], deterministic)
                 vectors.upsert(list(texts), self._embed(list(texts.values())))
-                # A note whose fields a person has taken over keeps one vector.
-                vectors.delete([second for i in ids if (second := vector_ids(i)[1]) not in texts])
+                # A note whose fields a person has taken over keeps one vector; a note
+                # made shorter, fewer passages (only a note embedded before may have
+                # any: asking Chroma to delete ids it does not hold costs ~3 ms a note).
+                before = self.index.notes.embedded_before(ids)
+                vectors.delete([v for i in ids for v in vector_ids(i, passages=i in before)[1:] if v not in texts])
                 self._wrote_vectors()
                 with self.index.transaction():
                     self.index.notes.mark_embedded(ids, deterministic)
@@ -457,12 +464,14 @@ class Indexer:
         pending = self.pending_changes()
         identity = self.index.get_meta("embedder")
         name, _, dims = identity.rpartition(":") if identity else (None, "", None)
+        pairs = self.index.links.pairs()
         return Status(
             vault=str(self.vault.root),
             notes=len(self.vault.scan()),
             indexed=self.index.notes.count(),
             embedded=self.index.notes.embedded_count(),
-            links=self.index.links.count(),
+            links=len(pairs["link"]),
+            sequence_links=len(pairs["sequence"]),
             boxes=len(self.index.notes.boxes()),
             pending_changes=pending,
             embedding_model=name,

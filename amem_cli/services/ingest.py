@@ -20,6 +20,7 @@ session id starts its keys from it, so two such sessions never share a key.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from ..index.sqlite import SqliteIndex
@@ -51,7 +52,9 @@ class Ingester:
         self.notes = notes
         self.date_order = date_order
 
-    def ingest(self, text: str, name: str, *, redact_secrets: bool = True, defer: bool = False, batch: int = BATCH) -> IngestReport:
+    def ingest(self, text: str, name: str, *, redact_secrets: bool = True, defer: bool = False, batch: int = BATCH,
+               ttl: timedelta | None = None) -> IngestReport:
+        """The transcript's new messages as notes; `ttl`: each expires that long after its date."""
         report = IngestReport(name)
 
         def redacted(part: str) -> str:
@@ -70,7 +73,7 @@ class Ingester:
             items = [c.fields() for c in todo[start : start + batch]]
             for item in items:
                 item["metadata"][SESSION] = label
-            added = self.notes.add_many(items, after=after, defer=defer, redact=redact_secrets)
+            added = self.notes.add_many(items, after=after, defer=defer, redact=redact_secrets, ttl=ttl)
             report.ids.extend(n.id for n in added)
             after = added[-1].id
         report.similar = self._similar(report.ids)

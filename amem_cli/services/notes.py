@@ -4,25 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import ConflictError, NotFoundError, UsageError
 from ..ids import check_id, new_id
 from ..limits import MAX_CONTENT_BYTES, MAX_RESULTS, check_context, check_count, check_terms
 from ..markdown import normalise_text, parse_note, render_note, str_list
-from ..models import Note
-from ..redact import REDACTED, redact_data
+from ..index.notes import content_key
 from ..index.sqlite import SqliteIndex
-from ..timeutil import now, to_datetime
+from ..models import OCCURRENCES, Note
+from ..redact import REDACTED, redact_data
+from ..retrieve.fields import speaker_of
+from ..timeutil import now, to_datetime, to_utc
 from ..vault import Vault, content_hash
 from .indexer import Indexer
 from .jobs import QUEUED
 from .pipeline import Pipeline
+from .supersession import Supersessions
 from .trash import VERSION, Removed, Trash
 from .writer import NoteWriter
 
-NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", "metadata")
+NOTE_FIELDS = ("content", "keywords", "tags", "context", "created_at", "boxes", "metadata", "expires")
 
 
 def new_note(
@@ -37,11 +40,14 @@ def new_note(
     id: str | None = None,
     redact: bool = True,
     date_order: str = "auto",
+    expires: datetime | str | None = None,
+    ttl: timedelta | None = None,
 ) -> Note:
     """A new, unsaved note with a fresh id (no model: `Pipeline.construct` writes what it
     lacks once it is added). Raises UsageError on empty content. `redact`: secrets in any
     field become `[REDACTED:kind]` (see `redact_note`). `date_order`: how a `created_at`
-    that reads both ways is read (`timeutil.DATE_ORDERS`)."""
+    that reads both ways is read (`timeutil.DATE_ORDERS`). `expires`: when it stops
+    being true; `ttl`: that long after it was created."""
     if not isinstance(content, str) or not content.strip():
         raise UsageError("the note is empty", hint="give the note some text")
     try:
@@ -67,6 +73,7 @@ def new_note(
             updated_at=now(),
             boxes=str_list(_as_list(boxes), "boxes"),
             metadata=dict(metadata or {}),
+            expires=to_datetime(expires, date_order) if expires is not None else created + ttl if ttl is not None else None,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -80,10 +87,11 @@ def new_note(
 
 class NoteService:
     def __init__(self, vault: Vault, index: SqliteIndex, indexer: Indexer, writer: NoteWriter, pipeline: Pipeline,
-                 trash: Trash, date_order: str = "auto"):
+                 supersessions: Supersessions, trash: Trash, date_order: str = "auto"):
         """`pipeline`: the A-MEM pipeline, which constructs new notes before they are
-        written and links them after; `trash`: removed notes, for undo; `date_order`: how
-        a date given for a new note that reads both ways is read."""
+        written and links them after; `supersessions`: newer notes that change older ones,
+        found as notes are stored; `trash`: removed notes, for undo; `date_order`: how a
+        date given for a new note that reads both ways is read."""
         self.vault = vault
         self.index = index
         self.indexer = indexer
@@ -91,6 +99,7 @@ class NoteService:
         self.pipeline = pipeline
         self.trash = trash
         self.date_order = date_order
+        self.supersessions = supersessions
 
     # -- writes -----------------------------------------------------------
     def add_note(self, note: Note, *, after: str | None = None, embed: bool = True) -> Note:
@@ -158,8 +167,8 @@ class NoteService:
         if embed:
             self.indexer.flush_vectors()
             self._connect(notes, evolve=not defer)  # linked now; the model's evolution waits in the queue
-            notes = [self.index.notes.get(n.id) or n for n in notes]  # with their new links
-        return notes
+        self.supersessions.detect([self.index.notes.get(n.id) or n for n in notes])  # with their links
+        return [self.index.notes.get(n.id) or n for n in notes]  # with their new links and supersessions
 
     def _connect(self, notes: list[Note], *, evolve: bool = True) -> None:
         """Link the stored notes. When a person keeps saving a note they would link to, the
@@ -199,10 +208,40 @@ class NoteService:
         """Add one note (`fields`: those of `new_note`, `redact` too)."""
         return self.add_notes([self.new_note(content, **fields)], after=after, defer=defer, embed=embed)[0]
 
+    def remember(self, content: str, *, after: str | None = None, defer: bool = False, **fields: Any) -> tuple[Note, bool]:
+        """`add`, unless the text (whitespace aside, once redacted) is a note's already, said
+        by the same speaker: then that note records this occurrence's date
+        (`metadata.amem_occurrences`; not a pinned note's file) and is returned. (note,
+        whether it was there already)."""
+        note = self.new_note(content, **fields)
+        self.indexer.sync()
+        said = speaker_of(note)
+        same = [n for n in self.index.notes.get_many(self.index.notes.same_content(content_key(note.content)), links=False).values()
+                if speaker_of(n) == said]
+        if not same:
+            return self.add_notes([note], after=after, defer=defer)[0], False
+        return self.record_occurrences(min(same, key=_created).id, [note.created_at]), True
+
+    def record_occurrences(self, note_id: str, dates: list[datetime | None], *, what: str = "said again") -> Note:
+        """The note records these dates as more times it was said (a revision), unless it is pinned."""
+        existing = self.get(note_id, sync=False)
+        if existing.extra.get("pinned") is True:
+            return existing
+        seen = [d.isoformat() for d in dates if d is not None]
+
+        def record(n: Note) -> Note:
+            known = [str(d) for d in n.metadata.get(OCCURRENCES) or [] if isinstance(d, str)]
+            return replace(n, metadata={**n.metadata, OCCURRENCES: sorted(set(known) | set(seen))})
+
+        self.writer.revise_with(note_id, record, cause=what, model=None, redo=True, what=f"occurrences: {', '.join(seen)}")
+        return self.get(note_id, sync=False)
+
     def add_many(
-        self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False, redact: bool = True
+        self, items: Iterable[Mapping[str, Any]], *, after: str | None = None, defer: bool = False, redact: bool = True,
+        ttl: timedelta | None = None,
     ) -> list[Note]:
-        """Add notes that arrive together, in order, chained as a sequence."""
+        """Add notes that arrive together, in order, chained as a sequence. `ttl`: each
+        expires that long after its date (unless the item says when)."""
         notes = []
         for n, item in enumerate(items, 1):
             if not isinstance(item, Mapping):
@@ -212,7 +251,7 @@ class NoteService:
                 raise UsageError(f"item {n} has unknown keys: {', '.join(sorted(unknown))}")
             item = dict(item)
             content = item.pop("content", None)
-            notes.append(self.new_note(content, redact=redact, **item))
+            notes.append(self.new_note(content, redact=redact, ttl=ttl, **item))
         return self.add_notes(notes, chain=True, after=after, defer=defer)
 
     def new_note(self, content: str, **fields: Any) -> Note:
@@ -308,7 +347,8 @@ class NoteService:
 
             def unlink(n: Note) -> Note:
                 """Without the links (however written) and pointers that name the note."""
-                ids = self.index.links.resolve([*n.links, *n.backlinks, *(p for p in (n.previous, n.next) if p)])
+                ids = self.index.links.resolve([*n.links, *n.backlinks, *n.supersedes, *n.superseded_by,
+                                                *(p for p in (n.previous, n.next) if p)])
                 return _without(n, {w for w, i in ids.items() if i == note_id} | {note_id})
 
             for other in sorted(referrers - {note.previous, note.next}):
@@ -328,9 +368,14 @@ class NoteService:
         return note
 
     def _linking(self, note_id: str, referrers: set[str]) -> dict[str, list[str]]:
-        """{"links": notes whose links name the note, "backlinks": whose backlinks do}."""
-        others = self.index.notes.get_many(referrers).values()
-        return {field: sorted(n.id for n in others if note_id in getattr(n, field)) for field in ("links", "backlinks")}
+        """{"links": notes whose links name the note, "backlinks": whose backlinks do, and
+        so for "supersedes" and "superseded_by" (as their files say it)}."""
+        others = self.index.notes.get_many(referrers)
+        raw = self.index.notes.get_many(referrers, links=False)  # as their files write them
+        out = {field: sorted(n.id for n in others.values() if note_id in getattr(n, field)) for field in ("links", "backlinks")}
+        for field in ("supersedes", "superseded_by"):
+            out[field] = sorted(i for i, n in raw.items() if note_id in self.index.links.resolve(getattr(n, field)).values())
+        return out
 
     def _restore(self, removed: Removed) -> Note:
         """A removed note back where it was: its file, the links other notes had to it
@@ -398,14 +443,20 @@ def redact_note(note: Note) -> int:
 
 
 def _without(note: Note, gone: set[str]) -> Note:
-    """The note without the links, backlinks and pointers written as one of `gone`."""
+    """The note without the links, backlinks, supersessions and pointers written as one of `gone`."""
     return replace(
         note,
         links=[x for x in note.links if x not in gone],
         backlinks=[x for x in note.backlinks if x not in gone],
+        supersedes=[x for x in note.supersedes if x not in gone],
+        superseded_by=[x for x in note.superseded_by if x not in gone],
         previous=None if note.previous in gone else note.previous,
         next=None if note.next in gone else note.next,
     )
+
+
+def _created(note: Note) -> str:
+    return to_utc(note.created_at).isoformat() if note.created_at else ""
 
 
 def _first_words(text: str, n: int) -> str:

@@ -71,10 +71,12 @@ class PipelineStats:
 class Pipeline:
     def __init__(self, vault: Vault, index: SqliteIndex, indexer: Indexer, writer: NoteWriter, queue: JobQueue,
                  llm: Callable[[], LLM | None], settings: PipelineSettings | None = None,
-                 phrases: PhraseVectors | None = None):
+                 phrases: PhraseVectors | None = None, on_completed: Callable[[list[Note]], object] | None = None):
         """`writer`: changes stored notes (links, evolution, fields derived again); `queue`:
         the deferred work; `llm`: the model (None: none), made at its first use;
-        `phrases`: keyword extraction's phrase vectors, kept across batches."""
+        `phrases`: keyword extraction's phrase vectors, kept across batches;
+        `on_completed`: told of each note whose queued work is done (the container looks
+        for what it supersedes)."""
         self.vault = vault
         self.index = index
         self.indexer = indexer
@@ -85,6 +87,7 @@ class Pipeline:
         self.stats = PipelineStats()
         self.phrases = phrases or PhraseVectors()
         self.boxes = BoxFiler(index, indexer, writer, self.settings.box_similarity)
+        self.on_completed = on_completed or (lambda notes: None)
 
     @property
     def llm(self) -> LLM | None:
@@ -165,7 +168,7 @@ class Pipeline:
         saying their work is owed. A job a worker holds is left to it (`running`); an id
         with no job is `not_queued`."""
         plain = Pipeline(self.vault, self.index, self.indexer, self.writer, self.queue, lambda: None, self.settings,
-                         self.phrases)
+                         self.phrases, self.on_completed)
         queued = self.index.jobs.queued()
         targets = queued if ids is None else list(dict.fromkeys(ids))
         waiting = set(queued)
@@ -216,6 +219,7 @@ class Pipeline:
             return  # linked before the edit; `amem undo` gives back the person's save
         self.writer.update(stored.id, fill)
         self.connect([self.index.notes.get(stored.id)])
+        self.on_completed([self.index.notes.get(stored.id)])
 
     # -- after a person's edit ---------------------------------------------
     def rederive(self, edited: list[Note]) -> None:
@@ -352,15 +356,15 @@ class Pipeline:
                 if note_id in boxes and n.filed and n.boxes == [DEFAULT_BOX]:  # not taken over meanwhile
                     n = n.filed_in(boxes[note_id])
                 if note_id in links or note_id in backlinks:
-                    n = replace(n, links=self._merged(n.links, links.get(note_id, [])),
-                                backlinks=self._merged(n.backlinks, backlinks.get(note_id, [])))
+                    n = replace(n, links=self.merged(n.links, links.get(note_id, [])),
+                                backlinks=self.merged(n.backlinks, backlinks.get(note_id, [])))
                 return n
             return change
 
         self.writer.update_many({i: add(i) for i in {**links, **backlinks, **boxes}}, embed=False, sync=False)
         self.stats.links += len(pairs)
 
-    def _merged(self, written: list[str], ids: list[str]) -> list[str]:
+    def merged(self, written: list[str], ids: list[str]) -> list[str]:
         """The links as written, then those of `ids` that none of them names already."""
         named = {*written, *self.index.links.resolve(written).values()}
         return [*written, *(i for i in dict.fromkeys(ids) if i not in named)]
@@ -395,9 +399,9 @@ class Pipeline:
         if "evolution" not in self.settings.model_fields or self.llm is None:
             return False
         note = self.index.notes.get(note_id)
-        return note is not None and note.extra.get("pinned") is not True and not self._hand_edited(note_id, note)
+        return note is not None and note.extra.get("pinned") is not True and not self.hand_edited(note_id, note)
 
-    def _hand_edited(self, note_id: str, note: Note) -> bool:
+    def hand_edited(self, note_id: str, note: Note) -> bool:
         """Has a person saved the file since amem last wrote it (its `updated` time)?"""
         stat = self.vault.stat(self.index.notes.path_of(note_id))
         if stat is None or note.updated_at is None:

@@ -18,9 +18,14 @@ from ..models import SearchHit
 from ..retrieve import MODES
 from ..retrieve.fusion import FUSIONS
 from ..retrieve.pagerank import neighbourhood, personalised_pagerank
-from ..retrieve.query import asks_when, keywords, substring_terms, terms, unsearchable
 from ..index.sqlite import SqliteIndex
+from ..retrieve.query import asks_when, keywords, side_asked, substring_terms, terms, unsearchable
+from ..text import ASSISTANT_ROLES, USER_ROLES
+from ..time_phrases import StatedTime, named_times
+from ..timeutil import now as current_time
+from ..timeutil import to_utc
 from .indexer import Indexer
+from .supersession import current_first
 
 CACHED_RESULTS = 128
 CACHED_QUERY_VECTORS = 512
@@ -36,7 +41,7 @@ class RetrievalSettings:
     graph_seeds: int = 10  # best fused hits that seed the walk
     graph_hops: int = 2
     name_boost: float = 0.6  # extra share of score for notes by a person the query names (0: the name stays in the vector)
-    time_boost: float = 0.5  # extra share of score, for a question about time, for notes that state a time
+    time_boost: float = 0.5  # extra share of score for notes of the time a question names, or stating a time it asks for
     neighbour_share: float = 0.5  # share of a hit's score its sequence neighbours inherit
     diversity: float = 0.4  # score share a note loses for each sequence neighbour ranked above it
     depth: int = 100  # how deep each list is read
@@ -72,10 +77,20 @@ class SearchService:
         since: datetime | None = None,
         until: datetime | None = None,
         floor: bool = False,
+        now: datetime | None = None,
+        as_of: datetime | None = None,
+        include_expired: bool = False,
     ) -> list[SearchHit]:
         """The best `limit` notes for the query, best first. `floor`: only notes the query
         matched (see `_floor`), so fewer than `limit` or none; a query of only common
-        words ("a", "what is it") then finds nothing (`unsearchable` says why)."""
+        words ("a", "what is it") then finds nothing (`unsearchable` says why). `now`:
+        when the query is asked (default: the current time); the times it names ("four
+        weeks ago", "last Tuesday") are read against it.
+
+        A note that supersedes a hit ranks just above it (`supersession.current_first`),
+        and each hit says what it replaces and what replaced it. `as_of`: as things stood
+        then (notes created later, and their supersessions, do not count). Notes expired
+        (by `as_of`, else now) are left out unless `include_expired`."""
         if not query or not query.strip():
             raise UsageError("the query is empty", hint="give some words to search for")
         if mode not in MODES:
@@ -87,38 +102,55 @@ class SearchService:
         self.indexer.sync()
         if mode != "keyword":
             self.indexer.flush_vectors()
+        if as_of is not None:
+            until = as_of if until is None or to_utc(as_of) < to_utc(until) else until
+        hidden = frozenset() if include_expired else frozenset(self.index.notes.expired(as_of or current_time()))
+        filters = NoteFilter(tuple(tags or ()), tuple(boxes or ()), since, until)
+        times, topic = named_times(query, now or current_time())
         # A repeated search is answered from memory until anything is written to the index.
         # (The ranking is kept, not the notes: each caller gets notes of its own.)
-        key = (query, limit, mode, tuple(tags or ()), tuple(boxes or ()), since, until, floor, self.index.generation())
+        key = (query, limit, mode, filters, floor, hidden, tuple(times), self.index.generation())
         if key in self._results:
             self._results.move_to_end(key)
             ranked = self._results[key]
         else:
-            ranked = self._results[key] = self._rank(query, limit, mode, tags, boxes, since, until, floor)
+            asked = Asked(query, topic if terms(topic) else query, times)
+            ranked = self._results[key] = self._rank(asked, limit, mode, filters, floor, hidden)
             if len(self._results) > CACHED_RESULTS:
                 self._results.popitem(last=False)
         notes = self.index.notes.get_many(i for i, _, _ in ranked)
-        return [SearchHit(notes[i], score, copy.deepcopy(sources)) for i, score, sources in ranked if i in notes]
+        hits = [SearchHit(notes[i], score, copy.deepcopy(sources)) for i, score, sources in ranked if i in notes]
 
-    def _rank(self, query, limit, mode, tags, boxes, since, until, floor) -> list[tuple[str, float, dict]]:
-        """The best `limit` ids, each with its fused score and what each list said of it."""
+        def allowed(ids):  # a newer note brought in passes the filters too
+            ok = {i for i in ids if i not in hidden}
+            return ok & self.index.notes.ids_matching(filters) if filters else ok
+
+        return current_first(hits, self.index, as_of=as_of, limit=limit, allowed=allowed)
+
+    def _rank(self, asked: "Asked", limit, mode, filters: NoteFilter, floor, hidden: frozenset[str]) -> list[tuple[str, float, dict]]:
+        """The best `limit` ids, each with its fused score and what each list said of it;
+        none of `hidden` (expired notes)."""
         s = self.settings
-        filters = NoteFilter(tuple(tags or ()), tuple(boxes or ()), since, until)
+        query = asked.query
         allowed = self.index.notes.ids_matching(filters) if filters else None
+        if hidden:
+            allowed = (allowed if allowed is not None else set(self.index.notes.ids())) - hidden
         depth = max(limit * 5, s.depth)
         fuse = FUSIONS[s.fusion]
 
         lists: dict[str, list[tuple[str, float]]] = {}
         named = self._named(query)
-        topic = self._topic(query, named)
+        topic = self._topic(asked.topic, named)
         vector = self._query_vector(topic) if mode != "keyword" else None
         if mode != "semantic":
-            lists["keyword"] = self.index.fulltext.search(keywords(query), depth, filters)
+            lists["keyword"] = self.index.fulltext.search(keywords(asked.topic), depth, filters)
             # The query as typed, for what words miss (a cut word, symbols, CJK). Only for
             # short queries or when the words found nothing: a long question's trigrams
             # cost ~30 ms at 10k notes, and its words find it anyway.
             if len(query.split()) <= SUBSTRING_WORDS or not lists["keyword"]:
                 lists["substring"] = self.index.fulltext.substrings(substring_terms(query), depth, filters)
+            if hidden:
+                lists = {name: [(i, v) for i, v in found if i not in hidden] for name, found in lists.items()}
         if mode != "keyword":
             lists["semantic"] = self._semantic(topic, vector, depth, allowed)
         matched = self._matched(lists) if floor else None
@@ -131,7 +163,7 @@ class SearchService:
         around = self.index.notes.sequence_neighbours(i for i, _, _ in fused)
         if mode == "hybrid":
             fused = self._spread(fused, around, allowed)
-        ranked = self._diversify(self._boost_dated(query, self._boost_named(named, fused)), around)
+        ranked = self._diversify(self._boost_dated(asked, self._boost_named(named, fused)), around)
         return (ranked if matched is None else self._floor(ranked, matched))[:limit]
 
     def _matched(self, lists: dict[str, list[tuple[str, float]]]) -> set[str]:
@@ -160,14 +192,19 @@ class SearchService:
         return [t for t in strong if t[0] in matched or linked.get(t[0], set()) & matched]
 
     def _named(self, query: str) -> list[str]:
-        """The speakers the query names, when the name boost is on (else none)."""
+        """The speakers the query names, when the name boost is on (else none): by name,
+        or in a chat by role, the side it asks about ("what did you recommend?": the
+        assistant's; "what did I buy?": the user's; `side_asked`)."""
         if self.settings.name_boost <= 0:
             return []
         generation = self.index.generation()
         if self._speakers[0] != generation:
             self._speakers = (generation, self.index.notes.speakers())
         speakers = self._speakers[1]
-        return [speakers[w] for w in terms(query) if w in speakers]
+        named = [speakers[w] for w in terms(query) if w in speakers]
+        side = side_asked(query)
+        roles = USER_ROLES if side == "user" else ASSISTANT_ROLES if side == "assistant" else ()
+        return list(dict.fromkeys([*named, *(speakers[r] for r in roles if r in speakers)]))
 
     @staticmethod
     def _topic(query: str, named: list[str]) -> str:
@@ -241,14 +278,20 @@ class SearchService:
         boost = self.settings.name_boost
         return _boost(fused, self.index.notes.speaker_notes(named, (i for i, _, _ in fused)), boost, "name")
 
-    def _boost_dated(self, query: str, fused: list) -> list:
-        """For a question about time ("when did ...?"), notes whose text states a time
-        ("yesterday", "last Tuesday", "8 May 2023") move up (by `time_boost` of their
-        score): the answer is the note that dates the event, not one that only mentions it."""
+    def _boost_dated(self, asked: "Asked", fused: list) -> list:
+        """Notes of the time the query names ("four weeks ago", "in May 2023") move up, by
+        `time_boost` of their score; and for a question about time ("when did ...?"),
+        notes whose text states a time ("yesterday", "last Tuesday", "8 May 2023"): the
+        answer is the note that dates the event, not one that only mentions it."""
         boost = self.settings.time_boost
-        if boost <= 0 or not asks_when(query):
+        if boost <= 0:
             return fused
-        return _boost(fused, self.index.notes.stating_times(i for i, _, _ in fused), boost, "time")
+        ids = [i for i, _, _ in fused]
+        if asked.times:
+            fused = _boost(fused, self.index.notes.dated_within(ids, (t.span() for t in asked.times)), boost, "dated")
+        if asks_when(asked.query):
+            fused = _boost(fused, self.index.notes.stating_times(ids), boost, "time")
+        return fused
 
     def _diversify(self, fused: list, around: dict[str, set[str]]) -> list:
         """Adjacent turns say much the same: a note loses a share of its score for each
@@ -270,6 +313,16 @@ class SearchService:
             chosen.append((i, -neg, sources))
             taken.add(i)
         return chosen
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A query as search reads it: as typed; its topic (the query without the phrases
+    naming a time, which are searched as time, not as words); the times it names."""
+
+    query: str
+    topic: str
+    times: list[StatedTime]
 
 
 def _boost(fused: list, chosen: set[str], boost: float, reason: str) -> list:

@@ -14,11 +14,9 @@ def graph_stats(index) -> GraphStats:
 
     g = nx.Graph()
     g.add_nodes_from(index.notes.ids())
-    pairs: dict[str, set[frozenset]] = {"link": set(), "sequence": set()}
-    for src, dst, kind in index.links.all():
-        if src in g and dst in g and src != dst:
-            g.add_edge(src, dst)
-            pairs["sequence" if kind in ("previous", "next") else "link"].add(frozenset((src, dst)))
+    pairs = index.links.pairs()  # as `status` and `graph` count them
+    for pair in pairs["link"] | pairs["sequence"]:
+        g.add_edge(*pair)
     kinds = {k: len(v) for k, v in pairs.items()}
     notes = g.number_of_nodes()
     parts = sorted(nx.connected_components(g), key=len, reverse=True) if notes else []

@@ -174,10 +174,12 @@ class NoteWriter:
         self.indexer.flush_vectors()
         return new
 
-    def revise_with(self, note_id: str, change, *, cause: str | None, model: str | None, redo: bool) -> Note:
+    def revise_with(self, note_id: str, change, *, cause: str | None, model: str | None, redo: bool,
+                    what: str | None = None) -> Note:
         """`update` (no sync, no embedding) whose change is a revision: the file as it was
         is kept in the revision log, for `history` and `undo`. `redo`: made again on a
-        person's save meanwhile, as `update` does; else refused (ConflictError)."""
+        person's save meanwhile, as `update` does; else refused (ConflictError). `what`:
+        what it changes beyond context and tags, in words ("supersedes X: ...")."""
         recorded: list[int] = []
 
         def journal(old: Note, new: Note, before: bytes, text: str) -> None:
@@ -188,7 +190,7 @@ class NoteWriter:
                     "note_id": note_id, "cause": cause, "model": model, "at": now().isoformat(),
                     "old_context": old.context, "new_context": new.context,
                     "old_tags": json.dumps(old.tags), "new_tags": json.dumps(new.tags),
-                    "old_bytes": before, "new_hash": content_hash(text.encode("utf-8")),
+                    "old_bytes": before, "new_hash": content_hash(text.encode("utf-8")), "change": what,
                 }))
 
         try:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 
 from amem_cli.steps._text import content_words, is_stop_or_vague, prefix_len, stem, tokens, word_matches
-from amem_cli.text import words
+from amem_cli.text import CHAT_ROLES, words
 
 # A sentence must restate at least this many content words of its note.
 MIN_CONTENT_WORDS = 3
@@ -27,7 +27,7 @@ MIN_GROUNDED_SHARE = 3 / 4
 
 # Who speaks in a transcript, not what it is about.
 ROLES = frozenset({"user", "users", "assistant", "system", "human", "ai", "bot", "speaker"})
-_SPEAKER = re.compile(r"^[ \t>*-]*(?:user|assistant|system|human|ai|bot)[ \t]*:[ \t]*", re.IGNORECASE | re.MULTILINE)
+_SPEAKER = re.compile(rf"^[ \t>*-]*(?:{'|'.join(CHAT_ROLES)})[ \t]*:[ \t]*", re.IGNORECASE | re.MULTILINE)
 
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "we", "us", "our", "i'm", "i've", "i'd", "i'll"})
 _NEGATIONS = frozenset({"not", "no", "never", "without", "none", "nothing", "nobody", "neither", "nor"})

@@ -12,7 +12,8 @@ data it is made from (a `Note`, a `SearchHit`: `answer` reads them through their
 `to_dict`), so the Python API hands out notes, not their JSON.
 
 The requests and results live by what they are about (`notes`: the everyday operations;
-`editing`: the other ones on notes; `intake`: bringing notes in; `queue`; `vault`), so a
+`editing`: the other ones on notes; `current`: which facts are current (supersession,
+duplicates, expiry); `intake`: bringing notes in; `queue`; `vault`), so a
 quick command (`amem search`) loads the module of its own and no other.
 """
 
@@ -25,10 +26,10 @@ from ..records import Record, decode, encode
 # The wire's version. A server answers a request of another version with a retry (the
 # client does it in its own process and stops that server); a client reads a reply that
 # names no version as one from a server older than versions (see `server.client.ask`).
-PROTOCOL = 2
+PROTOCOL = 3
 
 REQUESTS: dict[str, type[Request]] = {}  # op -> its request type (of the modules loaded: `load_all` loads every one)
-MODULES = ("notes", "editing", "intake", "queue", "vault")
+MODULES = ("notes", "editing", "current", "intake", "queue", "vault")
 
 
 def load_all() -> dict[str, type[Request]]:

@@ -20,6 +20,7 @@ class Revision(Record):
     new_context: str | None
     old_tags: list[str]
     new_tags: list[str]
+    change: str | None = None  # what else it changed (a supersession made or undone, a date recorded)
 
 
 class Restored(Record):

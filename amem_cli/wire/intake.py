@@ -43,6 +43,7 @@ class Ingest(Request, op="ingest", result=list[IngestReport], starts_server=True
     transcripts: list[list[str]]  # [name, text] pairs, read by the client
     redact: bool = True
     wait: bool = False
+    ttl: str | None = None  # each note expires this long after its date
 
 
 class Import(Request, op="import", result=ImportReport, starts_server=True, redo=True):
@@ -51,3 +52,4 @@ class Import(Request, op="import", result=ImportReport, starts_server=True, redo
     batch: int = 256
     redact: bool = True
     stdin: str | None = None  # the JSONL text the client read from its standard input
+    ttl: str | None = None  # each note expires this long after its date (unless it says when)

@@ -24,12 +24,16 @@ class NoteResult(Record):
     backlinks: list[str]
     previous: str | None
     next: str | None
+    supersedes: list[str]  # older notes whose facts this one changes
+    superseded_by: list[str]  # newer notes that change this one's facts
+    expires: str | None  # when it stops being true (it leaves search then)
     boxes: list[str]
     metadata: dict[str, Any]
 
 
 class AddResult(NoteResult):
     queued: int  # 1 when the model's work on the note is queued
+    duplicate: bool = False  # the text was this note's already: it records the date it was said again
 
 
 class ShowResult(NoteResult):
@@ -44,9 +48,16 @@ class ShowResult(NoteResult):
         return shown
 
 
+class Replacement(Record):
+    id: str
+    date: str | None
+
+
 class HitResult(NoteResult):
     score: float
     sources: dict[str, dict[str, Any]]  # what each list said of it (`--explain`)
+    replaces: list[Replacement] = []  # older notes this one supersedes (it ranks above them)
+    replaced_by: list[Replacement] = []  # newer notes that supersede it
 
 
 class BlockResult(Record):
@@ -74,6 +85,8 @@ class Add(Request, op="add", result=AddResult, starts_server=True):
     after: str | None = None  # continue the sequence of this note
     wait: bool = False
     redact: bool = True
+    ttl: str | None = None  # it stops being true this long after its date: 30d, 12h, 2w
+    expires: str | None = None  # or then
 
 
 class Show(Request, op="show", result=ShowResult, redo=True):
@@ -100,6 +113,9 @@ class Search(Request, op="search", result=list[HitResult], starts_server=True, r
     since: str | None = None
     until: str | None = None
     floor: bool = True  # only the notes the query matched (the Python API may ask for `limit` hits regardless)
+    now: str | None = None  # when the query is asked: "four weeks ago" in it is read against it (default: now)
+    as_of: str | None = None  # as things stood then: later notes and supersessions do not count
+    include_expired: bool = False
 
 
 class Block(Request, op="block", result=BlockResult, starts_server=True, redo=True):
@@ -112,3 +128,7 @@ class Block(Request, op="block", result=BlockResult, starts_server=True, redo=Tr
     boxes: list[str] | None = None
     since: str | None = None
     until: str | None = None
+    now: str | None = None  # as for `Search`
+    as_of: str | None = None
+    include_expired: bool = False
+    history: bool = False  # the notes a later one superseded too (else only the current one, which says what it replaces)

@@ -39,8 +39,9 @@ class GraphStats(Record):
 class GraphResult(Record):
     text: str  # the graph in `format`
     format: str
-    nodes: int
-    edges: int
+    notes: int
+    links: int  # as `status` and `stats` count them, among these notes
+    sequence_links: int
 
 
 class ReindexResult(Record):
@@ -63,7 +64,8 @@ class Status(Record):
     notes: int
     indexed: int
     embedded: int
-    links: int
+    links: int  # pairs of linked notes, as `stats` and `graph` count them
+    sequence_links: int
     boxes: int
     pending_changes: int
     embedding_model: str | None

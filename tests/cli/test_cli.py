@@ -363,3 +363,12 @@ def test_boxes_rebuild_files_the_notes_again_and_says_what_it_did(run, vault):
     assert done["filed"] == done["moved"] == 3 and [b["box"] for b in done["boxes"]] == ["sourdough"]
     res = run("--llm", "none", "boxes", "--rebuild")
     assert res.exit_code == 0 and "3 notes filed into 1 boxes, 0 moved" in res.stdout
+
+
+def test_commands_with_a_progress_bar_print_only_their_result_on_a_pipe(run_amem, vault):
+    """The bar is drawn on a terminal only: stopped on a pipe, it left a blank line."""
+    run_amem("--dir", vault, "--embedder", "fake", "add", "One note to index", check=True)
+    for args, said in ((["reindex"], "Indexed 1 notes, embedded 1.\n"),
+                       (["process"], "Processed 0 notes; 0 still queued.\n")):
+        res = run_amem("--dir", vault, "--embedder", "fake", *args, check=True)
+        assert res.stdout == said

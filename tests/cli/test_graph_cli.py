@@ -76,9 +76,9 @@ def test_output_file(run, tmp_path):
     res = run("graph", "-f", "dot", "--output", out)
     assert res.exit_code == 0, res.output
     assert out.read_text().startswith("digraph amem {")
-    assert res.stdout.strip() == f"Wrote {out}: 5 notes, 3 edges."
+    assert res.stdout.strip() == f"Wrote {out}: 5 notes, 2 links, 1 sequence links."
     res = run("graph", "--output", out, "--json")
-    assert json.loads(res.stdout) == {"file": str(out), "format": "mermaid", "nodes": 5, "edges": 3}
+    assert json.loads(res.stdout) == {"file": str(out), "format": "mermaid", "notes": 5, "links": 2, "sequence_links": 1}
     res = run("graph", "--output", tmp_path / "missing" / "g.txt")
     assert res.exit_code == 2 and "cannot write" in res.stderr
 
@@ -116,3 +116,15 @@ def test_html_page_draws_every_node_offline(run, tmp_path, args, nodes):
     assert f'data-nodes="{nodes}"' in body.group()
     assert "pwned" not in body.group() and "<i>" not in shown.stdout  # note text stayed text
     assert console == []
+
+
+def test_status_stats_and_graph_count_the_same_links(run, tmp_path):
+    """a and b link each other (one pair, written by both), b links c, c -> d is a sequence."""
+    stats = json.loads(run("stats", "--json").stdout)  # indexes the files (status reads before it would)
+    status = json.loads(run("status", "--json").stdout)
+    status = status.get("status", status)
+    graph = json.loads(run("graph", "--output", tmp_path / "g.mmd", "--json").stdout)
+    for counts in (status, stats, graph):
+        assert (counts["links"], counts["sequence_links"]) == (2, 1)
+    said = run("status").stdout
+    assert "links 2, sequence links 1" in said

@@ -17,6 +17,7 @@ from amem_cli.records import decode, encode
 from amem_cli.server.client import call
 from amem_cli.wire import PROTOCOL, load_all
 from amem_cli.wire.intake import Import, Ingest
+from amem_cli.wire.current import Consolidate, ForgetExpired, Supersede, SupersedeSuggestions
 from amem_cli.wire.editing import AddMany, AddNote, Edit, Edited, Evolve, History, NoteFile, Remove, Trash, Undo
 from amem_cli.wire.notes import Add, Block, ListNotes, Search, Show
 from amem_cli.wire.queue import CancelQueued, Process, Queue
@@ -97,7 +98,7 @@ def test_every_operation_round_trips_through_the_socket(served, tmp_path):
         (Queue(), lambda r: r.jobs == [] and r.summary.queued == 0),
         (CancelQueued(), lambda r: (r.cancelled, r.running, r.not_queued) == ([], [], [])),
         (Stats(), lambda r: r.notes == 1),
-        (Graph(format="json"), lambda r: r.nodes == 1 and json.loads(r.text)),
+        (Graph(format="json"), lambda r: r.notes == 1 and json.loads(r.text)),
         (VaultStatus(), lambda r: r.status.notes == 1 and r.read_only is False),
         (Doctor(), lambda r: r.report.ok and r.for_a_person is False),
         (Config(), lambda r: r["embedder"] == "fake"),
@@ -107,7 +108,11 @@ def test_every_operation_round_trips_through_the_socket(served, tmp_path):
         (AddMany([{"content": "a walrus pup"}, {"content": "its mother"}]), lambda r: r[0].next == r[1].id),
         (AddNote({"id": "hand-built", "content": "a walrus built in Python"}), lambda r: r.id == "hand-built"),
         (Reindex(), lambda r: r.notes == 6 and r.errors == []),
-        (Undo(note_id), None),  # no revision: an error reply, below
+        (SupersedeSuggestions(), lambda r: r == []),
+        (Supersede(note_id, note_id), "cannot supersede itself"),  # an error reply, below
+        (Consolidate(dry_run=True), lambda r: (r.groups, r.dry_run) == ([], True)),
+        (ForgetExpired(dry_run=True), lambda r: (r.removed, r.dry_run) == ([], True)),
+        (Undo(note_id), "no revision"),  # an error reply, below
         (Remove([note_id]), lambda r: (r.removed, r.recoverable) == ([note_id], True)),
         (Trash(), lambda r: [t.version for t in r] == [f"{note_id}@1"]),
     ]
@@ -116,9 +121,9 @@ def test_every_operation_round_trips_through_the_socket(served, tmp_path):
     for request, check in checks:
         if check is None and request is Add:
             continue
-        if check is None:
+        if isinstance(check, str):  # the error the operation must reply
             reply = served.ask(request.op, encode(request))
-            assert reply["error"]["exit_code"] == 2 and "no revision" in reply["error"]["message"], reply
+            assert reply["error"]["exit_code"] == 2 and check in reply["error"]["message"], reply
             continue
         assert check(served.result(request)), request
     assert not (served.vault / f"{note_id}.md").exists()

@@ -56,8 +56,8 @@ def test_the_global_options_are_the_root_commands():
 def note(**fields) -> dict:
     """A note's JSON (`amem_cli.wire.notes.NoteResult`)."""
     return {"id": "n1", "content": "Alice likes tea", "keywords": [], "tags": [], "context": "", "created_at": None,
-            "updated_at": None, "links": [], "backlinks": [], "previous": None, "next": None, "boxes": [], "metadata": {},
-            **fields}
+            "updated_at": None, "links": [], "backlinks": [], "previous": None, "next": None, "supersedes": [],
+            "superseded_by": [], "expires": None, "boxes": [], "metadata": {}, **fields}
 
 
 # What each operation answers, as the server's reply carries it.

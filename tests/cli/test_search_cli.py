@@ -325,3 +325,30 @@ def test_search_show_and_context_never_print_a_notes_text_twice(run):
         res = run(*args)
         assert res.exit_code == 0, res.output
         assert res.stdout.count(text) == 1, res.stdout
+
+
+# -- the moment a query is asked: --now ---------------------------------------------
+
+
+def test_now_reads_the_querys_relative_times_against_it(run):
+    """"Four weeks ago" names another week for another `--now`; the notes of that week come first."""
+    italian = add(run, "Booked a table at the Italian place for the team", "--created", "2023-04-03T12:00")
+    thai = add(run, "Booked a table at the Thai place for the team", "--created", "2023-05-01T12:00")
+    query = "the table I booked for the team four weeks ago"
+    late = search_json(run, query, "--now", "2023-05-29")
+    early = search_json(run, query, "--now", "2023-05-01T18:30:00+02:00")
+    assert [h["id"] for h in late] == [thai, italian] and [h["id"] for h in early] == [italian, thai]
+    assert late[0]["sources"]["dated"] == {"boost": 0.5} and "dated" not in late[1]["sources"]
+    # Without --now the query is read today: neither note is of that week.
+    assert all("dated" not in h["sources"] for h in search_json(run, query))
+    block = run("context", query, "--now", "2023-05-29", "--json")
+    assert block.exit_code == 0, block.output
+    assert json.loads(block.stdout)["notes"][0] == thai
+
+
+@pytest.mark.parametrize("command", ["search", "context"])
+def test_a_bad_now_is_a_one_line_error(run, command):
+    add(run, "Booked a table at the Thai place", "--created", "2023-05-01T12:00")
+    res = run(command, "the table I booked", "--now", "next blue moon")
+    assert res.exit_code == 2 and res.stdout == "" and "Traceback" not in res.output
+    assert [ln for ln in res.stderr.splitlines() if ln.startswith("Error:")] == ["Error: cannot read the date 'next blue moon'"]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+from datetime import datetime, timedelta
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from conftest import facade_on, internals
 
-TOOLS = {"add_memory", "search_memory", "get_note", "build_context", "list_boxes"}
+TOOLS = {"add_memory", "search_memory", "get_note", "build_context", "list_boxes", "supersede", "supersede_suggestions"}
 
 
 def test_mcp_over_stdio(vault, tmp_path, amem_cmd):
@@ -57,6 +58,17 @@ def test_mcp_over_stdio(vault, tmp_path, amem_cmd):
 
                 context = await s.call_tool("build_context", {"query": "Alice tea", "max_tokens": 500})
                 assert f"[{tea['id']}]" in context.content[0].text
+                # `now`: when the query is asked, and "four weeks ago" in it with it.
+                jasmine = await s.call_tool("add_memory", {"content": "Alice ordered jasmine tea.", "created_at": "2024-03-04"})
+                jasmine = jasmine.structured_content["id"]
+                month = (datetime.now() + timedelta(days=28)).date().isoformat()
+                for now, first in (("2024-04-01", jasmine), (month, tea["id"])):
+                    dated = await s.call_tool("search_memory", {"query": "Alice tea four weeks ago", "now": now})
+                    assert dated.structured_content["result"][0]["id"] == first, now
+                    block = await s.call_tool("build_context", {"query": "Alice tea four weeks ago", "now": now, "top_k": 1})
+                    assert f"[{first}]" in block.content[0].text
+                bad_now = await s.call_tool("search_memory", {"query": "tea", "now": "soon"})
+                assert bad_now.is_error and "cannot read the date 'soon'" in bad_now.content[0].text
 
                 # Filed in boxes (deterministically, without a model).
                 for _ in range(100):
@@ -164,6 +176,56 @@ def test_tools_answer_json_even_when_nothing_is_found(vault):
             assert said(small) == "No matching note fits in max_tokens."
             block = await client.call_tool("build_context", {"query": "green tea"})
             assert said(block) == block.structured_content["context"] and block.structured_content["notes"]
+
+    try:
+        asyncio.run(run())
+    finally:
+        facade.close()
+
+
+def test_the_current_fact_comes_first_over_mcp(vault):
+    """Issue 38's two cases through the MCP tools: the newer decision first, the older one
+    marked in search_memory, left out of build_context (which says what the newer replaces),
+    and a suggestion confirmed with supersede."""
+    import threading
+
+    from mcp import Client
+
+    from amem_cli.mcp_tools import build
+    from amem_cli.server.worker import Turn
+
+    facade = facade_on(vault)
+    server = build(facade, Turn(), threading.Event())
+
+    async def add(client, text: str, when: str) -> dict:
+        return (await client.call_tool("add_memory", {"content": text, "created_at": when})).structured_content
+
+    async def run() -> None:
+        async with Client(server) as client:
+            cache = await add(client, "Decided to cache API responses with a 10-minute TTL.", "2024-03-01T10:00")
+            await add(client, "Events gateway cut-over scheduled for April 15, 22:00 UTC.", "2024-03-04T10:00")
+            await add(client, "The CDN purges run every night at 02:00.", "2024-03-11T10:00")
+            changed = await add(client, "Caching decision changed (Mar 19): we now cache API responses for 60 minutes, "
+                                        "not 10.", "2024-03-19T10:00")
+            assert changed["supersedes"] == [cache["id"]]
+            moved = await add(client, "Events gateway cut-over is April 10, not April 15.", "2024-03-28T10:00")
+            for query, new in (("what did we decide about caching?", changed), ("when is the events gateway cut-over?", moved)):
+                hits = (await client.call_tool("search_memory", {"query": query})).structured_content["result"]
+                old = new["supersedes"][0]
+                ids = [h["id"] for h in hits]
+                assert ids.index(new["id"]) < ids.index(old)
+                assert hits[ids.index(old)]["replaced_by"][0]["id"] == new["id"]
+                block = (await client.call_tool("build_context", {"query": query})).structured_content
+                assert block["notes"][0] == new["id"] and old not in block["notes"] and f"(replaces {old} of " in block["context"]
+                then = (await client.call_tool("build_context", {"query": query, "as_of": new["created_at"][:10] + "T00:00"}))
+                assert then.structured_content["notes"][0] == old
+            backwards = await client.call_tool("supersede", {"old": moved["id"], "new": moved["supersedes"][0]})
+            assert backwards.is_error and "must be the newer" in backwards.content[0].text
+            undone = await client.call_tool("supersede", {"old": moved["supersedes"][0], "new": moved["id"], "undo": True})
+            assert undone.structured_content["supersedes"] is False
+            assert (await client.call_tool("supersede_suggestions", {})).structured_content == {"result": []}
+            again = await add(client, "The CDN purges run every night at 02:00.", "2024-04-01T10:00")
+            assert again["duplicate"] is True and again["pending"] is False
 
     try:
         asyncio.run(run())

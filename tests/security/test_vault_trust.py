@@ -122,6 +122,14 @@ def test_trust_is_for_the_file_as_it_was(run, vault, user_config):
     assert settings["llm_url"] is None and len(warnings) == 1
 
 
+def test_trust_with_nothing_to_trust_says_so_and_succeeds(run, vault, user_config):
+    res = run("trust")
+    assert res.exit_code == 0 and "nothing to trust" in res.stdout and "amem.toml" in res.stdout
+    data = json.loads(run("trust", "--json").stdout)
+    assert data == {"vault": str(vault.resolve()), "file": None, "settings": []}
+    assert json.loads(run("trust", "--list", "--json").stdout)["vaults"] == []  # nothing recorded
+
+
 def test_trust_is_for_that_vault_only(run, vault, tmp_path, user_config):
     (vault / "amem.toml").write_text('model = "/models/mine.gguf"\n')
     assert run("trust").exit_code == 0
@@ -186,3 +194,13 @@ def test_the_warm_server_tells_its_client(run_amem, vault):
     finally:
         run_amem("--dir", vault, "server", "stop", env=env)
     assert os.path.exists(vault / "amem.toml")
+
+
+
+def test_config_names_the_model_in_effect_when_left_to_its_default(run, monkeypatch):
+    monkeypatch.delenv("AMEM_LLM")  # the default: llama.cpp with the bundled model
+    settings, _ = _settings(run)
+    assert settings["llm"] == "llama"
+    assert settings["model"].endswith(".gguf") and "smollm2" in settings["model"].lower()
+    monkeypatch.setenv("AMEM_LLM_URL", "http://127.0.0.1:9/v1")
+    assert _settings(run)[0]["llm"] == "openai"

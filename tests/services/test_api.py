@@ -529,3 +529,44 @@ def test_build_context_and_search_floor_leave_unrelated_notes_out(memory):
     assert [h.note.id for h in memory.search("bees honey", top_k=5, floor=True)] == [bees]
     assert memory.search("a", top_k=5, floor=True) == []
     assert {n.id for n in memory.retrieve("zeppelin airship", top_k=3)} == {bees, tea, port}
+
+
+def test_the_current_fact_comes_first_in_python(memory):
+    """Issue 38's two cases through `AgentMemory`: the newer note first and the older one
+    marked in `search`; `build_context` gives the current note with what it replaces,
+    the chain with `history=True`, and as things stood with `as_of`."""
+    old = memory.add("Events gateway cut-over scheduled for April 15, 22:00 UTC.", created_at="2024-03-04T10:00")
+    memory.add("The CDN purges run every night at 02:00.", created_at="2024-03-11T10:00")
+    cache = memory.add("Decided to cache API responses with a 10-minute TTL.", created_at="2024-03-01T10:00")
+    new = memory.add("Events gateway cut-over is April 10, not April 15.", created_at="2024-03-28T10:00")
+    changed = memory.add("Caching decision changed (Mar 19): we now cache API responses for 60 minutes, not 10.",
+                         created_at="2024-03-19T10:00")
+    assert new.supersedes == [old.id] and changed.supersedes == [cache.id]
+    for query, (before, after) in (("when is the events gateway cut-over?", (old, new)),
+                                   ("what did we decide about caching?", (cache, changed))):
+        hits = memory.search(query, 5, floor=True)
+        ids = [h.note.id for h in hits]
+        assert ids.index(after.id) < ids.index(before.id)
+        assert hits[ids.index(before.id)].replaced_by[0]["id"] == after.id
+        block = memory.build_context(query)
+        assert f"\n[{after.id}] " in block and f"(replaces {before.id} of " in block and f"\n[{before.id}] " not in block
+        assert "(superseded " in memory.build_context(query, history=True)
+    assert f"\n[{old.id}] " in memory.build_context("when is the events gateway cut-over?", as_of="2024-03-20")
+    assert memory.get(old.id).superseded_by == [new.id]
+    memory.supersede(old.id, new.id, undo=True)
+    assert memory.get(old.id).superseded_by == [] and memory.supersede_suggestions() == []
+
+
+# -- now: the moment a query is asked ---------------------------------------------------
+
+
+def test_now_reads_relative_times_in_retrieve_search_and_build_context(memory):
+    march = memory.add("Booked a table at the Italian place", created_at="2024-03-04T12:00")
+    april = memory.add("Booked a table at the Thai place", created_at="2024-04-01T12:00")
+    query = "the table I booked four weeks ago"
+    assert ids(memory.search(query, 2, now="2024-04-29")) == [april.id, march.id]
+    assert [n.id for n in memory.retrieve(query, 2, now=datetime(2024, 4, 1, 18, 0))] == [march.id, april.id]
+    block = memory.build_context(query, top_k=1, now="2024-04-01")
+    assert block.count(f"[{march.id}] ") == 1 and f"[{april.id}] " not in block
+    with pytest.raises(UsageError, match="cannot read the date"):
+        memory.retrieve(query, now="someday")

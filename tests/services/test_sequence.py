@@ -413,6 +413,22 @@ def test_name_boost_from_speaker_metadata(memory):
     assert ids(memory.search("did caroline love painting", top_k=2, mode="keyword")) == [car.id, mel.id]
 
 
+def test_a_chat_question_asks_about_one_side(memory):
+    """A chat turn's role is its speaker ("user: ...", or `role` in its metadata): "what
+    did you recommend" lifts the assistant's turns, "what did I say" the user's."""
+    add_filler(memory)
+    user = memory.add("user: I need a quiet hotel in Lisbon near the river", created_at="2023-05-08T10:00")
+    bot = memory.add("assistant: A quiet hotel in Lisbon near the river: the Memmo Alfama", created_at="2023-05-08T10:01")
+    said = memory.add("a quiet hotel in Lisbon near the river", created_at="2023-05-08T10:02", metadata={"role": "user"})
+    assert index_rows(memory.path, "SELECT speaker FROM notes WHERE id = ?", bot.id) == [("assistant",)]
+    hits = memory.search("Which quiet hotel in Lisbon near the river did you recommend?", top_k=3, mode="keyword")
+    assert ids(hits)[0] == bot.id and hits[0].sources["name"] == {"boost": 0.6}
+    mine = memory.search("What did I say about a quiet hotel in Lisbon near the river?", top_k=3, mode="keyword")
+    assert set(ids(mine)[:2]) == {user.id, said.id} and all("name" in h.sources for h in mine[:2])
+    with AgentMemory(memory.path, embedder="fake", name_boost=0.0) as plain:
+        assert all("name" not in h.sources for h in plain.search("What did you recommend?", top_k=3))
+
+
 def test_a_speaker_after_a_blank_line_is_found(memory):
     """python-frontmatter, and many people, leave a blank line after the frontmatter."""
     path = memory.path / "by-hand.md"
@@ -426,8 +442,9 @@ def test_a_speaker_after_a_blank_line_is_found(memory):
 def test_date_words_find_a_note_by_month_and_year(memory):
     add_filler(memory)
     target = memory.add("Went to the support group", created_at="2023-05-08T13:56")
-    memory.add("Went to the support group", created_at="2024-05-20T13:56")  # May, other year
-    memory.add("Went to the support group", created_at="2023-07-20T13:56")  # 2023, other month
+    # (the same text again would be that note said again: `AgentMemory.add` records the date)
+    memory.add("Went to the support group again", created_at="2024-05-20T13:56")  # May, other year
+    memory.add("Went to the support group once more", created_at="2023-07-20T13:56")  # 2023, other month
     hits = memory.search("May 2023", top_k=10, mode="keyword")
     assert hits[0].note.id == target.id
     assert hits[0].score > hits[1].score

@@ -8,7 +8,7 @@ import pytest
 
 from amem_cli.retrieve.fusion import FUSIONS, rrf, score_fusion
 from amem_cli.retrieve.pagerank import neighbourhood, personalised_pagerank
-from amem_cli.retrieve.query import asks_when, cjk_terms, keywords, terms
+from amem_cli.retrieve.query import asks_when, cjk_terms, keywords, side_asked, terms
 from amem_cli.text import STOPWORDS
 
 # -- query -------------------------------------------------------------------
@@ -93,6 +93,23 @@ def test_a_question_about_time(query):
                                    "Did she paint when she was young?"])
 def test_other_questions_are_not_about_time(query):
     assert not asks_when(query)
+
+
+@pytest.mark.parametrize(
+    ("query", "side"),
+    [
+        ("What did you recommend for my trip to Lisbon?", "assistant"),
+        ("Which trail have you suggested?", "assistant"),
+        ("the hotel you told me about", "assistant"),
+        ("What did I buy at the market?", "user"),
+        ("Can you suggest a hotel for me?", "user"),  # a request asks nothing of the assistant's words
+        ("my bikes", "user"),
+        ("When did Caroline go to the support group?", None),
+        ("Did Melanie paint?", None),
+    ],
+)
+def test_the_side_of_a_chat_a_question_asks_about(query, side):
+    assert side_asked(query) == side
 
 
 # -- graph: neighbourhood --------------------------------------------------------

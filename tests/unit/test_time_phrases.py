@@ -6,7 +6,7 @@ from datetime import date, datetime
 
 import pytest
 
-from amem_cli.time_phrases import StatedTime, stated_times, stated_words
+from amem_cli.time_phrases import StatedTime, named_times, stated_times, stated_words
 
 WRITTEN = datetime(2023, 5, 8, 13, 56)  # a Monday
 
@@ -25,9 +25,9 @@ WRITTEN = datetime(2023, 5, 8, 13, 56)  # a Monday
         ("last Monday", date(2023, 5, 1), "day"),  # said on a Monday: the one before
         ("next Monday", date(2023, 5, 15), "day"),
         ("this Friday", date(2023, 5, 12), "day"),
-        ("We went camping last weekend", date(2023, 5, 6), "day"),  # its Saturday
-        ("this weekend", date(2023, 5, 13), "day"),
-        ("two weekends ago", date(2023, 4, 29), "day"),
+        ("We went camping last weekend", date(2023, 5, 6), "weekend"),  # its Saturday
+        ("this weekend", date(2023, 5, 13), "weekend"),
+        ("two weekends ago", date(2023, 4, 29), "weekend"),
         ("my school event last week", date(2023, 5, 1), "week"),
         ("three weeks ago", date(2023, 4, 17), "week"),
         ("We're going camping next month", date(2023, 6, 1), "month"),
@@ -66,3 +66,29 @@ def test_the_words_a_query_may_use():
     text = "Yesterday, then last week; next month; last year; yesterday again"
     assert stated_words(text, WRITTEN) == "2023-05-07 7 May 2023 Sunday May 2023 June 2023 2022"
     assert stated_words("nothing dated", WRITTEN) == ""
+
+
+def test_a_question_names_times_relative_to_when_it_is_asked():
+    """The relative phrases are read against `now` and taken out of the words searched; a
+    date written out stays a date and stays in the words (the note's date words find it)."""
+    times, topic = named_times("that postgres thing from last week", WRITTEN)
+    assert times == [StatedTime(date(2023, 5, 1), "week")] and topic == "that postgres thing from"
+    times, topic = named_times("What did I buy four weeks ago, and yesterday?", datetime(2023, 5, 29, 9))
+    assert times == [StatedTime(date(2023, 5, 1), "week"), StatedTime(date(2023, 5, 28), "day")]
+    assert topic == "What did I buy , and ?"
+    assert named_times("the trip on 8 May 2023", WRITTEN) == ([], "the trip on 8 May 2023")
+
+
+@pytest.mark.parametrize(
+    "time, first, last",
+    [
+        (StatedTime(date(2023, 5, 7), "day"), date(2023, 5, 7), date(2023, 5, 7)),
+        (StatedTime(date(2023, 5, 6), "weekend"), date(2023, 5, 6), date(2023, 5, 7)),
+        (StatedTime(date(2023, 5, 1), "week"), date(2023, 4, 28), date(2023, 5, 4)),  # around its day
+        (StatedTime(date(2023, 12, 1), "month"), date(2023, 12, 1), date(2023, 12, 31)),
+        (StatedTime(date(2024, 2, 1), "month"), date(2024, 2, 1), date(2024, 2, 29)),
+        (StatedTime(date(2019, 1, 1), "year"), date(2019, 1, 1), date(2019, 12, 31)),
+    ],
+)
+def test_the_days_a_time_covers(time, first, last):
+    assert time.span() == (first, last)

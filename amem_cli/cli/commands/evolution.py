@@ -11,7 +11,7 @@ from ...errors import UsageError
 from ..app import call, command
 from ..completions import complete_ids
 from ..options import IdArg, JsonOpt
-from ..output import console, escape, print_json, printable
+from ..output import console, escape, print_json, printable, progress_bar
 
 
 @command("boxes")
@@ -56,6 +56,8 @@ def history(ctx: typer.Context, note_id: IdArg, json_output: JsonOpt = False) ->
         cause = f" after {r.cause}" if r.cause else ""
         by = f" [dim]({escape(r.model)})[/]" if r.model else ""  # none: the deterministic method
         console.print(f"[bold]revision {r.seq}[/] {escape(str(r.at))}{escape(cause)}{by}")
+        if r.change:
+            console.print(f"  {escape(r.change)}")
         before = [f"context: {r.old_context}", f"tags: {', '.join(r.old_tags)}"]
         after = [f"context: {r.new_context}", f"tags: {', '.join(r.new_tags)}"]
         for line in difflib.unified_diff(before, after, "before", "after", lineterm="", n=0):
@@ -142,13 +144,11 @@ def process(
     json_output: JsonOpt = False,
 ) -> None:
     """Do the queued model work (build, link, evolve) now, with a progress bar."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from ...wire.queue import Process
 
     request = Process(limit=limit, seconds=None if until is None else seconds_until(until))
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  disable=json_output, transient=True) as bar:
+    with progress_bar(show=not json_output, remaining=True) as bar:
         task = bar.add_task("Processing", total=None)
         result = call(ctx, request, progress=lambda n, total: bar.update(task, completed=n, total=total))
     if json_output:

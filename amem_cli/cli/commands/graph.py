@@ -59,9 +59,10 @@ def graph(
         return
     _write(target, text)
     if json_output:
-        print_json({"file": str(target), "format": kind, "nodes": g.nodes, "edges": g.edges})
+        print_json({"file": str(target), "format": kind, "notes": g.notes, "links": g.links,
+                    "sequence_links": g.sequence_links})
     else:
-        console.print(f"Wrote {escape(str(target))}: {g.nodes} notes, {g.edges} edges.")
+        console.print(f"Wrote {escape(str(target))}: {g.notes} notes, {g.links} links, {g.sequence_links} sequence links.")
 
 
 def _write(path: Path, text: str) -> None:

@@ -9,8 +9,8 @@ import typer
 
 from ..app import call, command, session
 from ..confirm import confirm_large
-from ..options import JsonOpt, NoRedactOpt, NoWaitOpt, WaitOpt, YesOpt, local_path
-from ..output import console, err_console, escape, print_json, printable, tell_queued, wait_choice, warn
+from ..options import JsonOpt, NoRedactOpt, NoWaitOpt, TtlOpt, WaitOpt, YesOpt, local_path
+from ..output import console, err_console, escape, print_json, printable, progress_bar, tell_queued, wait_choice, warn
 
 
 @command("import")
@@ -26,6 +26,7 @@ def import_(
     yes: YesOpt = False,
     batch: Annotated[int, typer.Option("--batch", min=1, help="Notes written, embedded and linked together.")] = 256,
     no_redact: NoRedactOpt = False,
+    ttl: TtlOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Import notes from a JSONL file or a folder of Markdown files.
@@ -36,8 +37,6 @@ def import_(
     importing a file again adds only what is new. Secrets (API keys, tokens, passwords)
     are redacted. Returns once the notes are stored and searchable; the model's work on
     them is queued (unless --wait)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ...utf8 import raw_stdin
     from ...wire.intake import Import
@@ -49,11 +48,9 @@ def import_(
     wait = wait_choice(wait, no_wait)
     notes, size = _measure(stdin, Path(where))
     confirm_large(session(ctx), f"import {printable(str(path))}", notes, size, wait=wait, yes=yes)
-    stderr = Console(stderr=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=stderr, disable=not stderr.is_terminal, transient=True) as bar:
+    with progress_bar() as bar:
         task = bar.add_task("Importing", total=None)
-        report = call(ctx, Import(where, wait=wait, batch=batch, redact=not no_redact, stdin=stdin),
+        report = call(ctx, Import(where, wait=wait, batch=batch, redact=not no_redact, stdin=stdin, ttl=ttl),
                       progress=lambda done, total: bar.update(task, completed=done, total=total))
     for problem in report.problems:
         err_console.print(escape(problem))

@@ -12,7 +12,7 @@ from ...errors import NotFoundError, UsageError
 from ...utf8 import as_text, mend, raw_stdin, replaced
 from ..app import call, command, session
 from ..confirm import confirm_large
-from ..options import JsonOpt, NoRedactOpt, NoWaitOpt, WaitOpt, YesOpt, local_path
+from ..options import JsonOpt, NoRedactOpt, NoWaitOpt, TtlOpt, WaitOpt, YesOpt, local_path
 from ..output import print_json, printable, tell_queued, wait_choice, warn
 
 
@@ -54,6 +54,7 @@ def ingest(
     wait: WaitOpt = False,
     no_wait: NoWaitOpt = False,
     yes: YesOpt = False,
+    ttl: TtlOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Split chat transcripts (text, Markdown, JSON, JSONL) into notes, one sequence each.
@@ -68,7 +69,7 @@ def ingest(
     notes = sum(len(split(read(text).messages, name)) for name, text in transcripts)
     size = sum(len(text.encode("utf-8", "surrogatepass")) for _, text in transcripts)
     confirm_large(session(ctx), f"ingest {_named(transcripts)}", notes, size, wait=wait, yes=yes)
-    reports = call(ctx, Ingest(transcripts, redact=not no_redact, wait=wait))
+    reports = call(ctx, Ingest(transcripts, redact=not no_redact, wait=wait, ttl=ttl))
     if json_output:
         print_json({"ingested": sum(len(r.ids) for r in reports), "skipped": sum(r.skipped for r in reports),
                     "redactions": sum(r.redactions for r in reports), "ids": [i for r in reports for i in r.ids],

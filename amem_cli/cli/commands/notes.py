@@ -14,7 +14,7 @@ from ...errors import UsageError
 from .. import actions
 from ..app import call, command
 from ..completions import complete_boxes, complete_ids, complete_tags
-from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, NoRedactOpt, NoWaitOpt, SinceOpt, TagOpt, UntilOpt, WaitOpt
+from ..options import BoxOpt, IdArg, JsonOpt, LimitOpt, NoRedactOpt, NoWaitOpt, SinceOpt, TagOpt, TtlOpt, UntilOpt, WaitOpt
 from ..output import console, escape, print_json, printable
 
 
@@ -38,10 +38,12 @@ def add(
     wait: WaitOpt = False,
     no_wait: NoWaitOpt = False,
     no_redact: NoRedactOpt = False,
+    ttl: TtlOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Add a note. Prints its id. Secrets in it (API keys, tokens, passwords) are redacted.
-    It is stored, indexed and embedded at once; the model's work on it is queued."""
+    It is stored, indexed and embedded at once; the model's work on it is queued. The
+    same text as a note's already is not stored again: that note records the date."""
 
 
 @command("show", action=actions.show)

@@ -9,7 +9,7 @@ import typer
 from ...errors import UsageError
 from ..app import app, call, command, guarded
 from ..options import JsonOpt
-from ..output import console, escape, print_json, queue_line, snippet
+from ..output import console, escape, print_json, progress_bar, queue_line, snippet
 
 queue_app = typer.Typer(help="The queued model work: list it, or cancel it.", rich_markup_mode=None)
 app.add_typer(queue_app, name="queue")
@@ -56,14 +56,12 @@ def cancel(
 ) -> None:
     """Drop queued model work. The notes stay, with what amem derives without the model
     (keywords, tags, context, boxes, links by similarity); `amem evolve ID` asks the model later."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from ...wire.queue import CancelQueued
 
     if bool(ids) == all_:
         raise UsageError("give the ids of notes whose work to drop, or --all", hint="`amem queue` lists the queued work")
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  disable=json_output, transient=True) as bar:
+    with progress_bar(show=not json_output) as bar:
         task = bar.add_task("Cancelling", total=None)
         result = call(ctx, CancelQueued(None if all_ else ids),
                       progress=lambda n, total: bar.update(task, completed=n, total=total))

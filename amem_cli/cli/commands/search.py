@@ -9,7 +9,7 @@ import typer
 from .. import actions
 from ..app import command
 from ..completions import complete_modes
-from ..options import BoxOpt, JsonOpt, LimitOpt, SinceOpt, TagOpt, UntilOpt
+from ..options import AsOfOpt, BoxOpt, IncludeExpiredOpt, JsonOpt, LimitOpt, NowOpt, SinceOpt, TagOpt, UntilOpt
 
 
 @command("search", action=actions.search)
@@ -22,10 +22,14 @@ def search(
     box: BoxOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
+    now: NowOpt = None,
+    as_of: AsOfOpt = None,
+    include_expired: IncludeExpiredOpt = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show each hit's rank and score in each list.")] = False,
     json_output: JsonOpt = False,
 ) -> None:
-    """Find notes by meaning and by words."""
+    """Find notes by meaning and by words. A note that superseded another ranks above it;
+    the older one is marked."""
 
 
 @command("context", action=actions.context)
@@ -38,6 +42,11 @@ def context(
     box: BoxOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
+    now: NowOpt = None,
+    as_of: AsOfOpt = None,
+    include_expired: IncludeExpiredOpt = False,
+    history: Annotated[bool, typer.Option("--history", help="Also the notes a later one superseded (marked).")] = False,
     json_output: JsonOpt = False,
 ) -> None:
-    """Print a prompt-ready block of the best notes for QUERY, to paste or pipe into an agent."""
+    """Print a prompt-ready block of the best notes for QUERY, to paste or pipe into an agent.
+    A note that replaces another says so; the older one is left out unless --history."""

@@ -11,7 +11,7 @@ from ...errors import InconsistentError, UsageError
 from ..app import call, command, session
 from ..completions import complete_config_actions, complete_profiles
 from ..options import JsonOpt
-from ..output import console, escape, print_json, queue_line, warn
+from ..output import console, escape, print_json, progress_bar, queue_line, warn
 
 
 @command("init")
@@ -66,7 +66,7 @@ def trust(
     away or loads models (llm_url, chroma_url, model and the like; see the README).
     Recorded beside your user config, not in the vault; any change to the file needs
     trusting again."""
-    from ...config import revoke_trust, trust_path, trust_vault, trusted_vaults_state
+    from ...config import VAULT_CONFIG, revoke_trust, trust_path, trust_vault, trusted_vaults_state
 
     if list_ and revoke:
         raise UsageError("--list and --revoke go one at a time", hint="run amem trust twice")
@@ -89,6 +89,12 @@ def trust(
         else:
             console.print(f"{escape(str(vault))}: " + ("no longer trusted" if done else "was not trusted"))
         return
+    if not (vault / VAULT_CONFIG).is_file():  # nothing to trust is not an error: nothing is held back
+        if json_output:
+            print_json({"vault": str(vault), "file": None, "settings": []})
+        else:
+            console.print(f"nothing to trust: {escape(str(vault))} has no {VAULT_CONFIG}")
+        return
     path, held = trust_vault(vault)
     if json_output:
         print_json({"vault": str(vault), "file": str(path), "settings": held})
@@ -104,14 +110,10 @@ def reindex(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Rebuild the index from the note files and re-embed every note."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from ...wire.vault import Reindex
 
     show = not (quiet or json_output)
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), disable=not show, transient=True
-    ) as bar:
+    with progress_bar(show=show) as bar:
         task = bar.add_task("Indexing", total=None)
 
         def progress(done: int, total: int) -> None:
@@ -137,7 +139,7 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     console.print(f"[bold]Vault[/] {escape(st.vault)}")
     if result.read_only:
         console.print(f"  read-only: amem changes nothing in it; its index is kept in {escape(result.index_dir)}")
-    console.print(f"  notes {st.notes}, indexed {st.indexed}, embedded {st.embedded}, links {st.links}, boxes {st.boxes}")
+    console.print(f"  notes {st.notes}, indexed {st.indexed}, embedded {st.embedded}, links {st.links}, sequence links {st.sequence_links}, boxes {st.boxes}")
     console.print(f"  files changed since the last index: {st.pending_changes}")
     model = f"{st.embedding_model} ({st.embedding_dimensions} dimensions)" if st.embedding_model else "none yet"
     console.print(f"  embedding model: {escape(model)}; vectors: {escape(st.vector_store)}")

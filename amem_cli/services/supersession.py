@@ -1,0 +1,226 @@
+"""Current facts first: a newer note that changes a value an older one states supersedes it.
+
+The newer note carries `supersedes: ['[[OLD]]']` in its frontmatter, the older one
+`superseded_by: ['[[NEW]]']` where amem may write its file (not a pinned or hand-edited
+note: the index still knows, from the newer note). Either written by hand counts. Each
+change is a revision (`amem history`, `amem undo`).
+
+Found when a note is added, without a model (`steps.supersede.judge`): its candidates are
+the older notes it links to and those that share its words. What the detector is unsure
+of is not linked but kept in the index, for `amem supersede --suggest` (a hint: the
+notes are not changed for it).
+
+Search and context put the current note before the one it superseded and mark both
+(`current_first`); `as_of` answers as things stood then: later notes and later
+supersessions do not count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from datetime import datetime
+
+from ..errors import UsageError
+from ..models import Note, SearchHit
+from ..retrieve.query import keywords
+from ..steps.supersede import NO, SUPERSEDES, Verdict, changing_words, judge
+from ..timeutil import to_utc
+from .pipeline import Pipeline
+from .writer import NoteWriter
+
+# Older notes compared with a new one: the best by its words (and those it links to).
+CANDIDATES = 5
+# Words of a new note its candidates are looked for by (`changing_words`; a long note's first ones).
+QUERY_WORDS = 24
+PERSON = "person"  # the cause of a supersession a person made (`amem supersede`)
+
+
+class Supersessions:
+    def __init__(self, writer: NoteWriter, pipeline: Pipeline):
+        self.writer = writer
+        self.index = writer.index
+        self.indexer = writer.indexer
+        self.pipeline = pipeline  # which notes amem may write (`hand_edited`), how links merge
+
+    # -- found when notes are added ------------------------------------------------------
+    def detect(self, notes: list[Note]) -> dict[str, dict[str, Verdict]]:
+        """Compare each new note (not pinned) with its older candidates; link what it
+        supersedes, keep what the detector is unsure of for `suggestions`. Returns {new
+        note: {older note: verdict}} of what was found."""
+        order = {n.id: i for i, n in enumerate(notes)}
+        found: dict[str, dict[str, Verdict]] = {}
+        for note in notes:
+            if note.extra.get("pinned") is True:
+                continue
+            verdicts = {}
+            for old in self._candidates(note, order):
+                verdict = judge(note.content, old.content)
+                if verdict.decision != NO:
+                    verdicts[old.id] = verdict
+            if verdicts:
+                self._record(note.id, verdicts, cause="amem")
+                found[note.id] = verdicts
+        return found
+
+    def _candidates(self, note: Note, order: dict[str, int]) -> list[Note]:
+        """The `CANDIDATES` older notes sharing the new note's words, best first, and those it
+        links to; not those it supersedes already, nor those that say too much to be
+        superseded. (Later notes are read and passed over: a note added to a vault that
+        holds later ones, by an import of old chats, gets its candidates among the older.)"""
+        words = keywords(changing_words(note.content))[:QUERY_WORDS]
+        ranked = [i for i, _ in self.index.fulltext.search(words, 4 * (CANDIDATES + 1))]
+        found = self.index.notes.get_many(dict.fromkeys([*ranked, *note.links]), links=False)  # their text and dates
+        done = set(note.supersedes)
+        older = [i for i in found if i != note.id and i not in done and _older(found[i], note, order)]
+        best = [i for i in older if i in ranked][:CANDIDATES]
+        return [found[i] for i in dict.fromkeys([*best, *(i for i in older if i in note.links)])]
+
+    # -- made and undone -------------------------------------------------------------------
+    def supersede(self, old_id: str, new_id: str) -> dict:
+        """A person says NEW supersedes OLD: both notes say so (OLD's file where amem may
+        write it), each change a revision. Returns what `amem supersede --json` prints."""
+        old, new = self._pair(old_id, new_id)
+        if old.id in new.supersedes:
+            raise UsageError(f"{new.id} supersedes {old.id} already", hint=f"`amem show {new.id}` shows it")
+        if new.id in old.supersedes:
+            raise UsageError(f"{old.id} supersedes {new.id}: one of them must be the newer",
+                             hint=f"`amem supersede --undo {new.id} {old.id}` first")
+        self._record(new.id, {old.id: Verdict(SUPERSEDES, "a person said so")}, cause=PERSON)
+        return self._result(old.id, new.id)
+
+    def undo(self, old_id: str, new_id: str) -> dict:
+        """NEW no longer supersedes OLD: the link goes from both files, each change a
+        revision; or a suggestion of it is dismissed."""
+        old, new = self._pair(old_id, new_id)
+        with self.index.transaction():
+            dismissed = self.index.supersessions.drop_suggestion(new.id, old.id)
+        if old.id not in new.supersedes:
+            if dismissed:
+                return self._result(old.id, new.id)
+            raise UsageError(f"{new.id} does not supersede {old.id}", hint=f"`amem show {new.id}` shows what it supersedes")
+        self.indexer.sync()
+        self.writer.revise_with(new.id, lambda n: replace(n, supersedes=self._without(n.supersedes, old.id)),
+                                cause="supersede --undo", model=None, redo=True, what=f"no longer supersedes {old.id}")
+        self.writer.revise_with(old.id, lambda n: replace(n, superseded_by=self._without(n.superseded_by, new.id)),
+                                cause="supersede --undo", model=None, redo=True, what=f"no longer superseded by {new.id}")
+        return self._result(old.id, new.id)
+
+    def _pair(self, old_id: str, new_id: str) -> tuple[Note, Note]:
+        if old_id == new_id:
+            raise UsageError("a note cannot supersede itself", hint="give the older note, then the newer: OLD NEW")
+        return self.writer.get(old_id), self.writer.get(new_id, sync=False)
+
+    def _result(self, old_id: str, new_id: str) -> dict:
+        new = self.index.notes.get(new_id)
+        return {"old": old_id, "new": new_id, "supersedes": old_id in new.supersedes}
+
+    def _without(self, written: list[str], note_id: str) -> list[str]:
+        """The links as written, less those that name `note_id`."""
+        names = self.index.links.resolve(written)
+        return [w for w in written if names.get(w, w) != note_id]
+
+    def _record(self, new_id: str, verdicts: dict[str, Verdict], *, cause: str) -> None:
+        """The newer note gets what it supersedes in one revision; each older note it
+        supersedes gets `superseded_by` in its own, where amem may write it (not pinned,
+        not edited by a person since amem wrote it; a person's command writes it anyway).
+        What the detector is unsure of goes to the index only (`suggestions`)."""
+        linked = {i: v.reason for i, v in verdicts.items() if v.decision == SUPERSEDES}
+        unsure = {i: v.reason for i, v in verdicts.items() if v.decision != SUPERSEDES}
+        with self.index.transaction():
+            self.index.supersessions.suggest(new_id, unsure)
+            for old_id in linked:
+                self.index.supersessions.drop_suggestion(new_id, old_id)
+        if not linked:
+            return
+        self.indexer.sync()
+        by = None if cause == "amem" else PERSON
+        what = "; ".join(f"supersedes {i} ({r})" for i, r in linked.items())
+        self.writer.revise_with(new_id, lambda n: replace(n, supersedes=self.pipeline.merged(n.supersedes, list(linked))),
+                                cause="supersede", model=by, redo=True, what=what)
+        for old_id in linked:
+            old = self.index.notes.get(old_id)
+            if old is None or cause == "amem" and (old.extra.get("pinned") is True or self.pipeline.hand_edited(old_id, old)):
+                continue  # the index knows it from the newer note
+            self.writer.revise_with(old_id, lambda n: replace(n, superseded_by=self.pipeline.merged(n.superseded_by, [new_id])),
+                                    cause="supersede", model=by, redo=True, what=f"superseded by {new_id}")
+
+    # -- suggested -------------------------------------------------------------------------
+    def suggestions(self) -> list[dict]:
+        """The pairs the detector was unsure of, newest first: {"old", "new", "reason", and
+        each note's date and text}; not those linked since."""
+        self.indexer.sync()
+        pairs = self.index.supersessions.suggestions()
+        notes = self.index.notes.get_many({i for new, old, _ in pairs for i in (new, old)})
+        return [{"old": old, "new": new, "reason": why, "old_date": _iso(notes[old].created_at),
+                 "new_date": _iso(notes[new].created_at), "old_content": notes[old].content,
+                 "new_content": notes[new].content}
+                for new, old, why in pairs if new in notes and old in notes and old not in notes[new].supersedes]
+
+
+def _iso(when: datetime | None) -> str | None:
+    return when.isoformat() if when else None
+
+
+def _older(old: Note, new: Note, order: dict[str, int]) -> bool:
+    """Whether `old` was said before `new`: in a batch, by its order; else by date."""
+    if old.id in order and new.id in order:
+        return order[old.id] < order[new.id]
+    if old.created_at is None or new.created_at is None:
+        return False
+    return to_utc(old.created_at) <= to_utc(new.created_at)
+
+
+# -- search and context: the current note first ----------------------------------------------
+
+
+def current_first(hits: list[SearchHit], index, *, as_of: datetime | None, limit: int,
+                  allowed: Callable[[Iterable[str]], set[str]]) -> list[SearchHit]:
+    """The hits with every note a hit was superseded by (as of `as_of`) ranked just above
+    it, brought in when the search did not find it (if `allowed` lets it through: the
+    search's filters), and each hit marked with what it replaces and what replaced it."""
+    chains = _chains(index, [h.note.id for h in hits], as_of)
+    if not chains:
+        return hits
+    by_id = {h.note.id: h for h in hits}
+    missing = [n for h in hits for n in chains.get(h.note.id, {}).get("superseded_by", []) if n not in by_id]
+    if missing:
+        welcome = allowed(missing)
+        for note in index.notes.get_many([m for m in dict.fromkeys(missing) if m in welcome]).values():
+            older = next(h for h in hits if note.id in chains.get(h.note.id, {}).get("superseded_by", []))
+            by_id[note.id] = SearchHit(note, older.score, {"replaces": {"of": older.note.id}})
+        chains = _chains(index, list(by_id), as_of)
+    ranked = _newer_above(sorted(by_id.values(), key=lambda h: -h.score), chains)[:limit]
+    dates = index.notes.created({i for c in chains.values() for ids in c.values() for i in ids})
+    for hit in ranked:
+        chain = chains.get(hit.note.id, {})
+        hit.replaces = [{"id": i, "date": _iso(dates.get(i))} for i in chain.get("supersedes", [])]
+        hit.replaced_by = [{"id": i, "date": _iso(dates.get(i))} for i in chain.get("superseded_by", [])]
+    return ranked
+
+
+def _chains(index, ids: list[str], as_of: datetime | None) -> dict[str, dict[str, list[str]]]:
+    """`SupersessionStore.of` the notes, without supersessions by notes created
+    after `as_of` (nor those notes)."""
+    found = index.supersessions.of(ids)
+    if as_of is None or not found:
+        return found
+    created = index.notes.created({i for c in found.values() for v in c.values() for i in v} | set(found))
+    late = {i for i, c in created.items() if c is not None and to_utc(c) > to_utc(as_of)}
+    return {n: {k: [i for i in v if i not in late] for k, v in c.items()} for n, c in found.items() if n not in late}
+
+
+def _newer_above(hits: list[SearchHit], chains: dict[str, dict[str, list[str]]]) -> list[SearchHit]:
+    """Each note moved up to just above the highest-ranked note it supersedes."""
+    ranked = list(hits)
+    for _ in range(len(ranked)):  # a chain of n notes settles in n passes
+        moved = False
+        for i, hit in enumerate(ranked):
+            newer = [j for j, h in enumerate(ranked) if j > i and h.note.id in chains.get(hit.note.id, {}).get("superseded_by", [])]
+            if newer:
+                ranked.insert(i, ranked.pop(newer[0]))
+                moved = True
+                break
+        if not moved:
+            break
+    return ranked
