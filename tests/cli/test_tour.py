@@ -70,6 +70,6 @@ def test_every_line_of_the_tour_runs_in_a_fresh_vault(tmp_path):
     assert res.returncode == 0, f"{last} failed (exit {res.returncode}):\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}"
     assert last == ["tour line: " + tour_lines()[-1]]  # it ran to the end
 
-    assert len(list(vault.glob("*.md"))) == 2 + 1 + 3 + 4 + 1 - 1  # added, replied, imported, ingested, added; one removed
+    assert len(list(vault.glob("*.md"))) == 2 + 1 + 3 + 4 + 2 - 1  # added, replied, imported, ingested, added (--ttl, --llm none); one removed
     assert "Alice prefers tea over coffee" in res.stdout  # the search found it
     assert (clone / "graph.html").is_file()

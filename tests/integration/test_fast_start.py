@@ -85,6 +85,15 @@ def test_help_does_not_even_import_rich():
     assert res.stdout.rstrip().rsplit("\n", 1)[-1] == "[]"
 
 
+def test_help_imports_no_wire_module():
+    """A command imports its typed requests where it runs (`amem_cli/wire/`, ~8 ms with
+    their records): `amem --help` needs none of them."""
+    code = "import sys; from amem_cli.cli.entry import main; sys.argv = ['amem', '--help']\ntry: main()\nexcept SystemExit: pass\nprint(sorted(m for m in sys.modules if m.startswith(('amem_cli.wire', 'amem_cli.records'))))"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.rstrip().rsplit("\n", 1)[-1] == "[]"
+
+
 def test_version_imports_nothing_heavy():
     res, heavy = probe("--version")
     assert res.returncode == 0, res.stderr

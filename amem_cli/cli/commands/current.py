@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ...errors import UsageError
-from ...wire.current import Consolidate, ForgetExpired, Suggestion, Supersede, SupersedeSuggestions
 from ..app import call, command
 from ..completions import complete_ids
 from ..options import JsonOpt
 from ..output import console, day_of, escape, print_json, snippet
 
+if TYPE_CHECKING:
+    from ...wire.current import Suggestion
+
+# The requests are imported where they run: `amem --help` loads no wire module.
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say what would change; change nothing.")]
 
 
@@ -28,6 +31,7 @@ def supersede(
 ) -> None:
     """Say that NEW supersedes OLD: search and context put NEW first and mark OLD. amem finds
     most such pairs itself when a note is added; --suggest lists those it was unsure of."""
+    from ...wire.current import Supersede, SupersedeSuggestions
     if suggest:
         if old or new or undo:
             raise UsageError("--suggest takes no notes", hint="amem supersede --suggest, or amem supersede OLD NEW")
@@ -64,6 +68,7 @@ def _suggestions(pairs: list[Suggestion], json_output: bool) -> None:
 def consolidate(ctx: typer.Context, dry_run: DryRunOpt = False, json_output: JsonOpt = False) -> None:
     """Merge near-duplicates (the same fact said again): one note keeps every date it was
     said; the others go to the trash (`amem undo ID` brings one back). Pinned notes stay."""
+    from ...wire.current import Consolidate
     result = call(ctx, Consolidate(dry_run=dry_run))
     if json_output:
         print_json(result)
@@ -84,6 +89,7 @@ def forget(
     json_output: JsonOpt = False,
 ) -> None:
     """Move notes that stopped being true to the trash (`amem undo ID` brings one back)."""
+    from ...wire.current import ForgetExpired
     if not expired:
         raise UsageError("say which notes to forget", hint="amem forget --expired")
     result = call(ctx, ForgetExpired(dry_run=dry_run))
