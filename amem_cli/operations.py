@@ -437,7 +437,6 @@ def _search(call: Call, query: str, *, since: str | None, until: str | None, now
     """The hits. With the floor, only those that mean something (`SearchService._floor`):
     a query of only common words then finds none, and the user is told why."""
     from .retrieve.query import unsearchable
-    from .timeutil import to_datetime
 
     if floor and (why := unsearchable(query)):
         call.warnings.append(why)

@@ -192,7 +192,6 @@ def duration(text: str) -> timedelta:
 
 # `7d`, `2w`, `12h`, `3 days ago`: that long before now.
 _AGO = re.compile(r"(\d+)\s*(h|d|w|hours?|days?|weeks?)(?:\s+ago)?")
-_UNIT = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
 _MONTH = re.compile(r"(\d{4})-(\d{1,2})")
 _YEAR = re.compile(r"\d{4}")
 
@@ -216,7 +215,7 @@ def _span(text: str, now: datetime | None) -> tuple[datetime, datetime] | None:
     now = (now or datetime.now(timezone.utc)).astimezone()
     words = " ".join(text.lower().split())
     if m := _AGO.fullmatch(words):
-        instant = now - int(m.group(1)) * _UNIT[m.group(2)[0]]
+        instant = now - timedelta(seconds=int(m.group(1)) * _DURATION_UNITS[m.group(2)[0]])
         return instant, instant
     today = now.date()
     week = today - timedelta(days=today.weekday())
