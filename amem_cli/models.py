@@ -148,7 +148,8 @@ class Note:
         return cls(**fields)
 
     def embedding_text(self) -> str:
-        """What gets embedded: the content with its context, keywords and tags."""
+        """What gets embedded: the content with its lead sentence again (what it is
+        about, `steps.construct.summary_sentence`), its context, keywords and tags."""
         return self._with_fields(self.content.strip())
 
     def embedding_texts(self) -> list[str]:
@@ -159,8 +160,13 @@ class Note:
         return [self._with_fields(first), *rest]
 
     def _with_fields(self, content: str) -> str:
+        from .steps.construct import summary_sentence  # (steps import models)
+
         parts = [content]
-        if self.context:
+        lead = summary_sentence(self.content)
+        if lead:  # what the note is about, weighed twice (see `summary_sentence`)
+            parts.append(lead)
+        if self.context and self.context.strip() != lead:
             parts.append(self.context.strip())
         if self.keywords:
             parts.append("Keywords: " + ", ".join(self.keywords))

@@ -16,10 +16,10 @@ from typing import Any, Collection, Sequence
 from amem_cli.embed.base import Embedder
 from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM
-from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, first_sentence
+from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, first_sentence, trim_words
 from amem_cli.models import Note
 from amem_cli.steps._common import StepStats, ask
-from amem_cli.steps.checks import context_problem, junk_label, topic_labels, without_speakers
+from amem_cli.steps.checks import context_problem, junk_label, thin_sentence, topic_labels, without_speakers
 from amem_cli.steps._text import is_stop_or_vague, of_the_note, segments, tokens
 from amem_cli.text import words
 
@@ -386,3 +386,23 @@ def note_context(text: str, created: datetime | None = None) -> str:
         return ""
     when = f", {created:%B %Y}" if created is not None else ""
     return f"{kind[0].upper()}{kind[1:]}{when}."
+
+
+def summary_sentence(text: str, *, max_words: int = CONTEXT_MAX_WORDS) -> str:
+    """The note's first sentence that says something (a transcript's speaker labels and
+    Markdown markers stripped; the very first when none does), trimmed to `max_words`.
+    Not a context (it would only repeat the note): the note's vector weighs it twice
+    (`Note.embedding_text`), as it did while every context was this sentence. Without it
+    the vectors moved, and with them the links the graph ranks by: LoCoMo dev MRR -0.014
+    [-0.026, -0.003] (504 questions, --llm none); the full-text row holding it again
+    changed nothing (-0.014)."""
+    seen: list[str] = []
+    for line in without_speakers(text[:_KIND_CHARS]).splitlines():
+        rest = " ".join(line.strip().lstrip("#>*-+ \t").split())
+        while rest:
+            sentence = first_sentence(rest) or rest
+            rest = rest[len(sentence):].strip()
+            seen.append(sentence)
+            if thin_sentence(sentence) is None:
+                return trim_words(sentence, max_chars=prompts.CONTEXT_MAX_CHARS, max_words=max_words)
+    return trim_words(seen[0] if seen else "", max_chars=prompts.CONTEXT_MAX_CHARS, max_words=max_words)

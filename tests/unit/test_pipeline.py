@@ -266,6 +266,21 @@ def test_a_kind_is_told_only_where_the_lead_names_it():
         assert note_context(text) == kind, text
 
 
+
+def test_the_vector_weighs_the_lead_sentence_twice_and_the_context_once():
+    """The lead is in no context (that would print the note twice), but what is embedded
+    repeats it, as it did while every context was the first sentence (LoCoMo MRR fell
+    0.014 without it)."""
+    from amem_cli.models import Note
+
+    decision = Note("n", "Decided to move billing to Postgres. The old MySQL box is retired.", context="A decision, May 2024.")
+    text = decision.embedding_text()
+    assert text.count("Decided to move billing to Postgres.") == 2 and text.count("A decision, May 2024.") == 1
+    # A thin first sentence ("ok thanks!") is not what a note is about: the first that says something.
+    chat = Note("m", "user: Ok thanks! We painted a sunset with the kids at the lake last Sunday.")
+    assert chat.embedding_text().count("We painted a sunset with the kids at the lake last Sunday.") == 2
+
+
 # -- links ---------------------------------------------------------------------------------
 
 CANDS = [
