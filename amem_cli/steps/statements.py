@@ -6,6 +6,7 @@ kept). Pure and model-free; `steps.supersede` compares two notes read so."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -588,10 +589,23 @@ def _clauses(sentence: str, known: set[str], part: int) -> list[Clause]:
         out.append(Clause(c, values, _subject(c, values), gate, part))
     return out
 
-def _matches(a: str, b: str) -> bool:
-    """Two stems of one word ("adopt"/"adoption")."""
-    return a == b or min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a))
+# Two stems are of one word when they are equal, or both of this many letters at least and
+# one begins the other ("adopt"/"adoption").
+_PREFIX = 5
 
 
 def overlap(a: set[str], b: set[str]) -> set[str]:
-    return {x for x in a if any(_matches(x, y) for y in b)}
+    """The stems of `a` of one word with a stem of `b`: equal, or one beginning the other
+    with both of `_PREFIX` letters at least. (Looked up, not compared pair by pair: a
+    longer stem of `b` that `x` begins sorts right at or after `x`; a shorter one that
+    begins `x` is one of `x`'s prefixes.)"""
+    shared = set(a).intersection(b)
+    rest = [x for x in a if len(x) >= _PREFIX and x not in shared]
+    if rest:
+        longer = sorted(y for y in b if len(y) >= _PREFIX)
+        for x in rest:
+            at = bisect_left(longer, x)
+            if (at < len(longer) and longer[at].startswith(x)
+                    or any(x[:n] in b for n in range(_PREFIX, len(x)))):
+                shared.add(x)
+    return shared

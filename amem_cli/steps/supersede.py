@@ -129,7 +129,9 @@ def _other_thing(old: Sentence, new: Sentence) -> str | None:
     """Why two sentences speak of two things of one kind: "release 4.2"/"release 4.3" (the
     newer changes only another: "reverted #298; #301 untouched"), or "billing service"/
     "notifications service" (each word naming which one absent from the other note)."""
-    changing = identifiers(" ".join(c.text for c in new.clauses if c.gate is None))  # not "#301 untouched"
+    if not old.ids and not old.heads:
+        return None  # (most sentences name no item)
+    changing = old.ids and identifiers(" ".join(c.text for c in new.clauses if c.gate is None))  # not "#301 untouched"
     for head, idents in old.ids.items():
         if (others := changing.get(head)) and not others & idents:
             named = "{}" if head == "_" else "#{}" if head == "#" else f"{head} {{}}"
@@ -433,22 +435,31 @@ def _flipped(old: Sentence, new: Sentence, cue: bool) -> str | None:
     return None
 
 
-def _held(old: Sentence, new: list[Sentence]) -> bool:
-    """A sentence of the newer note that changes nothing keeps the older sentence's
-    subject or the thing it names: "Laptops unaffected.", "the .env.example default is
-    unchanged (true)", "#301 untouched"."""
+def _keeping(new: tuple[Sentence, ...]) -> list[tuple[Clause, dict[str, set[str]]]]:
+    """The clauses of the newer note that keep a value, in parts of it that say no change,
+    each with the items it names (read once for all the older sentences)."""
+    out = []
     for s in new:
+        if not any(c.gate == "keeps" for c in s.clauses):
+            continue
         for part in {c.part for c in s.clauses}:
             clauses = [c for c in s.clauses if c.part == part]
-            if _cue(clauses):
-                continue
-            for c in clauses:
-                kept = overlap(c.subject, old.subject) or any(  # or the thing it names ("#301 untouched")
-                    idents & old.ids.get(head, set()) for head, idents in identifiers(c.text).items())
-                if c.gate == "keeps" and kept and not any(
-                        _compatible(o, n, old, c) and _differ(o, n) for o in old.values if o.kind not in ("name", "state")
-                        for n in c.values):
-                    return True
+            if not _cue(clauses):
+                out += [(c, identifiers(c.text)) for c in clauses if c.gate == "keeps"]
+    return out
+
+
+def _held(old: Sentence, keeping: list[tuple[Clause, dict[str, set[str]]]]) -> bool:
+    """A clause of the newer note that keeps a value (`_keeping`) keeps the older
+    sentence's subject or the thing it names: "Laptops unaffected.", "the .env.example
+    default is unchanged (true)", "#301 untouched"."""
+    for c, ids in keeping:
+        kept = overlap(c.subject, old.subject) or any(  # or the thing it names ("#301 untouched")
+            idents & old.ids.get(head, set()) for head, idents in ids.items())
+        if kept and not any(
+                _compatible(o, n, old, c) and _differ(o, n) for o in old.values if o.kind not in ("name", "state")
+                for n in c.values):
+            return True
     return False
 
 
@@ -462,6 +473,32 @@ def _other_speaker(new_speaker: str | None, old_speaker: str | None, new_text: s
 _NO_WORD = " (no word of the newer note says it changed)"
 
 
+def _gated(new: Sentence) -> str | None:
+    """Why a sentence of the newer note changes nothing: each clause of it asks, bids,
+    supposes or keeps."""
+    if all(c.gate for c in new.clauses):
+        return f"the newer note {new.clauses[0].gate if new.clauses else 'says nothing'}"
+    return None
+
+
+def _apart(old: Sentence, new: Sentence, held: bool) -> str | None:
+    """Why two sentences are not compared: they speak of two things, or the newer keeps
+    the older (`held`)."""
+    return _other_thing(old, new) or ("the newer note keeps it" if held else None)
+
+
+def _last_why_not(new: tuple[Sentence, ...], old: tuple[Sentence, ...], held: list[bool]) -> str:
+    """The reason `judge` gives when no pair of sentences changes anything: that of the
+    last pair it passes over (looked for from the end)."""
+    for ns in reversed(new):
+        if gated := _gated(ns):
+            return gated
+        for os_, kept in zip(reversed(old), reversed(held)):
+            if why := _apart(os_, ns, kept):
+                return why
+    return "no value of the older note changes"
+
+
 def judge(new_text: str, old_text: str) -> Verdict:
     """Whether `new_text` supersedes `old_text` (see the module's docstring)."""
     if " ".join(new_text.split()).casefold() == " ".join(old_text.split()).casefold():
@@ -470,22 +507,22 @@ def judge(new_text: str, old_text: str) -> Verdict:
     if _other_speaker(new_speaker, old_speaker, speaker(new_text)[1]):
         return Verdict(NO, f"{new_speaker} speaks of themselves, not of {old_speaker}")
     unsure: str | None = None
-    why_not = "no value of the older note changes"
     long = not states_one_thing(new_text)
     many = not states_one_thing(old_text)  # the older note says many things
     # ... and one of them only its own speaker says again: a person, not a model's answer
     own_words = new_speaker == old_speaker and old_speaker not in _MODELS
-    held = [os_ for os_ in old if _held(os_, new)]
+    keeping = _keeping(new)
+    held = [bool(keeping) and _held(os_, keeping) for os_ in old]
+    if many and not own_words:  # nothing of it can change: only why not is left to say
+        return Verdict(NO, _last_why_not(new, old, held))
+    why_not = "no value of the older note changes"
     for ns in new:
-        if all(c.gate for c in ns.clauses):
-            why_not = f"the newer note {ns.clauses[0].gate if ns.clauses else 'says nothing'}"
+        if gated := _gated(ns):
+            why_not = gated
             continue
-        for os_ in old:
-            if why := _other_thing(os_, ns):
+        for os_, kept in zip(old, held):
+            if why := _apart(os_, ns, kept):
                 why_not = why
-                continue
-            if os_ in held:
-                why_not = "the newer note keeps it"
                 continue
             if not _related(os_, ns):
                 continue

@@ -96,7 +96,8 @@ def test_a_silent_pip_still_shows_signs_of_life_and_its_output_is_kept(tmp_path,
     assert install.run([sys.executable, "-c", quiet], log=log, heartbeat=0.2) == 0
     out = capsys.readouterr().out
     assert "still working" in out
-    assert out.index("resolving") < out.index("still working") < out.index("installed 1 packages")
+    # a slow interpreter start may add beats before the first line: the one that counts comes during the sleep
+    assert out.index("resolving") < out.rindex("still working") < out.index("installed 1 packages")
     assert "Collecting x" in log.read_text()
 
 

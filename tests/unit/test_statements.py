@@ -3,9 +3,11 @@ items a note names."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from amem_cli.steps.statements import identifiers, read
+from amem_cli.steps.statements import identifiers, overlap, read
 
 
 def values(text: str) -> list[tuple[str, str]]:
@@ -41,3 +43,18 @@ def test_an_initial_is_no_name():
 def test_a_note_names_several_items():
     ids = identifiers("Reverted PR #298; #301 untouched; flight BA117, unit 4B, dark_mode off.")
     assert ids["#"] == {"298", "301"} and ids["ba"] == {"117"} and ids["unit"] == {"4b"} and ids["_"] == {"dark_mode"}
+
+
+def _one_word(a: str, b: str) -> bool:
+    """The rule `overlap` looks up, compared pair by pair."""
+    return a == b or min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a))
+
+
+def test_overlap_finds_what_comparing_every_pair_finds():
+    rng = random.Random(38)
+    words = ["".join(rng.choice("abc") for _ in range(rng.randint(1, 9))) for _ in range(400)]
+    for _ in range(2000):
+        a, b = set(rng.sample(words, rng.randint(0, 12))), set(rng.sample(words, rng.randint(0, 12)))
+        assert overlap(a, b) == {x for x in a if any(_one_word(x, y) for y in b)}, (a, b)
+    assert overlap({"adopt", "adoption", "dog"}, {"adoptive", "dogs"}) == {"adopt"}
+    assert overlap({"adopt"}, {"adoptive"}) == {"adopt"} and overlap({"adoptive"}, {"adopt"}) == {"adoptive"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from amem_cli.steps.supersede import NO, SUPERSEDES, UNSURE, judge
+from amem_cli.steps.supersede import NO, SUPERSEDES, UNSURE, Verdict, judge
 
 
 @pytest.mark.parametrize("old, new, changed", [
@@ -181,3 +181,15 @@ def test_a_change_of_another_value_than_the_older_states_is_no_supersession(old,
 def test_a_change_from_what_the_older_note_states_supersedes(old, new, changed):
     verdict = judge(new, old)
     assert verdict.decision == SUPERSEDES and changed in verdict.reason.casefold()
+
+
+def test_a_model_s_long_answer_is_told_why_not_by_the_last_sentences_compared():
+    """A long older note from another speaker can change no value: the reason is that of
+    the last pair of sentences passed over, as when each pair is compared in order."""
+    old = ("assistant: Release 4.2 goes out on April 15 with the new billing export. The notifications service keeps "
+           "its current retry policy, and the dashboards were refreshed last week. Nothing else in the plan changes "
+           "for the team this month, so the on-call rota stays as it is.")
+    moved = "Release 4.3 moved to May 2 because the payment provider needs another week to finish their review."
+    ask = "Is lunch at noon on Friday, and who books the room for the whole team this time around, do you know?"
+    assert judge(f"user: {moved} {ask}", old) == Verdict(NO, "the newer note asks")
+    assert judge(f"user: {ask} {moved}", old) == Verdict(NO, "release 4.2 is not release 4.3")
