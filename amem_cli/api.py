@@ -23,7 +23,7 @@ from .wire.current import (
 from .wire.editing import AddMany, AddNote, Evolve, EvolveResult, History, Remove, Revision, Trash, TrashEntry, Undo
 from .wire.notes import Add, Block, ListNotes, Search, Show
 from .wire.queue import Process, Queue, QueueResult
-from .wire.vault import Doctor, DoctorReport, Reindex, ReindexResult, Status, Sync, VaultStatus
+from .wire.vault import BoxesRebuilt, Doctor, DoctorReport, RebuildBoxes, Reindex, ReindexResult, Status, Sync, VaultStatus
 
 
 class UntrustedVaultWarning(UserWarning):
@@ -130,13 +130,15 @@ class AgentMemory:
         after: str | None = None,
         defer: bool = False,
         redact: bool = True,
+        boxes: Iterable[str] | None = None,
         ttl: timedelta | str | None = None,
         expires: datetime | str | None = None,
     ) -> Note:
         """Add one note; `after` continues the sequence of an existing note; `defer`
         stores it at once and queues the model's work (when there is a model) for
         `process()`. Secrets (API keys, tokens, passwords) become `[REDACTED:kind]` unless
-        `redact=False`. `ttl` ("30d" or a timedelta) or `expires`: when it stops being
+        `redact=False`. `boxes`: yours to give (else amem files the note into the vault's
+        topics). `ttl` ("30d" or a timedelta) or `expires`: when it stops being
         true (it leaves search then). The same text as a note's already is not stored
         again: that note is returned, and records the date in
         `metadata["amem_occurrences"]`. A note that changes a fact of an older one
@@ -146,7 +148,7 @@ class AgentMemory:
         return self._facade.run(Add(
             content, keywords=_listed(keywords), tags=_listed(tags), context=context, created_at=_text(created_at),
             metadata=None if metadata is None else dict(metadata), after=after, wait=not defer, redact=redact,
-            ttl=ttl, expires=_text(expires),
+            boxes=_listed(boxes), ttl=ttl, expires=_text(expires),
         )).note
 
     def add_many(
@@ -172,6 +174,11 @@ class AgentMemory:
     def process(self, limit: int | None = None) -> list[str]:
         """Do the deferred work (construction, links, evolution); returns the notes done."""
         return self._facade.run(Process(limit=limit)).processed
+
+    def rebuild_boxes(self) -> BoxesRebuilt:
+        """`amem boxes --rebuild`: file the notes amem filed into the vault's topics again
+        (the boxes a person gave or moved notes into stay); each note moved is a revision."""
+        return self._facade.run(RebuildBoxes())
 
     def delete(self, note_id: str, *, purge: bool = False) -> Note:
         """Remove a note (and the links to it); `undo(note_id)` brings it back, for

@@ -185,7 +185,7 @@ class Container:
             lambda: self.llm,  # made at its first use: finding a model file may fail, and only work that needs it should
             PipelineSettings(
                 link_k=s.link_k, link_threshold=s.link_threshold, max_links=s.max_links, link_choice=s.link_choice,
-                max_boxes=s.max_boxes, model_fields=model_fields(s),
+                box_similarity=s.box_similarity, model_fields=model_fields(s),
             ),
             self.phrases,
             lambda notes: self.supersessions.detect(notes),  # a queued note's work done: what it supersedes

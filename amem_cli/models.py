@@ -33,10 +33,13 @@ NOTE_KEYS = (
 GENERATED = "amem_generated"
 # Metadata key listing the fields the deterministic method wrote in a model's place.
 FALLBACKS = "amem_fallbacks"
+# Metadata key holding the boxes amem filed the note in, as it wrote them (see `Note.filed`).
+FILED = "amem_boxes"
 # Metadata key: the dates a note was said again (an exact duplicate, notes consolidated into it).
 OCCURRENCES = "amem_occurrences"
-# What a model may write for a note (the `model_fields` setting chooses).
-MODEL_FIELDS = ("keywords", "tags", "context", "boxes", "evolution")
+# What a model may write for a note (the `model_fields` setting chooses). Not boxes: they
+# are the vault's topics, found among all its notes (`steps.boxes`), not one note's field.
+MODEL_FIELDS = ("keywords", "tags", "context", "evolution")
 
 
 @dataclass
@@ -99,6 +102,16 @@ class Note:
         fallbacks = [str(f) for f in self.metadata.get(FALLBACKS) or [] if isinstance(f, str)]
         return list(dict.fromkeys([*self.generated, *fallbacks]))
 
+    @property
+    def filed(self) -> bool:
+        """Whether the note's boxes are amem's: those it filed the note in (recorded in
+        `metadata.amem_boxes`), not a person's own choice (given, or changed by hand)."""
+        return bool(self.boxes) and self.metadata.get(FILED) == self.boxes
+
+    def filed_in(self, boxes: list[str]) -> "Note":
+        """The note filed by amem in `boxes` (recorded as amem's)."""
+        return replace(self, boxes=list(boxes), metadata={**self.metadata, FILED: list(boxes)})
+
     def with_generated(self, fields: list[str]) -> dict[str, Any]:
         """The note's metadata with `fields` added to those a model wrote."""
         merged = list(dict.fromkeys([*self.generated, *fields]))
@@ -135,7 +148,8 @@ class Note:
         return cls(**fields)
 
     def embedding_text(self) -> str:
-        """What gets embedded: the content with its context, keywords and tags."""
+        """What gets embedded: the content with its lead sentence again (what it is
+        about, `steps.construct.summary_sentence`), its context, keywords and tags."""
         return self._with_fields(self.content.strip())
 
     def embedding_texts(self) -> list[str]:
@@ -146,8 +160,13 @@ class Note:
         return [self._with_fields(first), *rest]
 
     def _with_fields(self, content: str) -> str:
+        from .steps.construct import summary_sentence  # (steps import models)
+
         parts = [content]
-        if self.context:
+        lead = summary_sentence(self.content)
+        if lead:  # what the note is about, weighed twice (see `summary_sentence`)
+            parts.append(lead)
+        if self.context and self.context.strip() != lead:
             parts.append(self.context.strip())
         if self.keywords:
             parts.append("Keywords: " + ", ".join(self.keywords))

@@ -44,7 +44,7 @@ from .wire.editing import (
 from .wire.notes import Add, Block, BlockResult, ListNotes, Search, Show
 from .wire.queue import CancelQueued, CancelResult, Job, Process, ProcessResult, Queue, QueueResult
 from .wire.vault import (
-    BoxCount, Boxes, Config, Doctor, DoctorResult, Graph, GraphResult, Init, InitResult, Reindex, ReindexResult,
+    BoxCount, Boxes, BoxesRebuilt, Config, Doctor, DoctorResult, Graph, GraphResult, Init, InitResult, RebuildBoxes, Reindex, ReindexResult,
     Stats, Sync, VaultStatus, VaultStatusResult,
 )
 
@@ -538,6 +538,14 @@ def init(call: Call, req: Init) -> InitResult:
 @operation(Boxes, fresh=True)
 def boxes(call: Call, req: Boxes) -> list[BoxCount]:
     return [BoxCount(box=box, notes=n) for box, n in call.container.index.notes.boxes()]
+
+
+@operation(RebuildBoxes, fresh=True)
+def rebuild_boxes(call: Call, req: RebuildBoxes) -> BoxesRebuilt:
+    """See `Pipeline.rebuild_boxes`."""
+    call.container.vault.check_writable()
+    done = call.container.notes.pipeline.rebuild_boxes()
+    return BoxesRebuilt(**{**done, "boxes": [BoxCount(box=box, notes=n) for box, n in done["boxes"]]})
 
 
 @operation(Stats, fresh=True)

@@ -1,4 +1,5 @@
-"""Words and stop words: the one tokenizer and stop-word list retrieval and the pipeline share."""
+"""Words, stop words and a word's close forms: the one tokenizer and stop-word list
+retrieval and the pipeline share."""
 
 from __future__ import annotations
 
@@ -49,6 +50,33 @@ def chat_role(text: str) -> str | None:
 
 def is_stopword(word: str) -> bool:
     return word.casefold().replace("’", "'") in STOPWORDS
+
+
+# Endings that keep a word's family: inflections ("fixed"/"fix") and derivations
+# ("decided"/"decision", "prefers"/"preference", "deploy"/"deployment"); "sion" stands
+# for the "d" of "decide"/"decision".
+_FAMILY_ENDINGS = ("sions", "sion", "ations", "ation", "ions", "ion", "ments", "ment", "ences", "ence", "ances",
+                   "ance", "ings", "ing", "ers", "er", "ied", "ies", "ed", "es", "s", "e", "y")
+_ROOT = 4  # letters a shared root needs: "bill" of "billed" and "billing", not "ser" of "server" and "service"
+
+
+def _roots(word: str) -> set[str]:
+    """The word, and what is left of it without each family ending it has."""
+    w = word.casefold().replace("’", "'").removesuffix("'s")
+    out = {w}
+    for ending in _FAMILY_ENDINGS:
+        if w.endswith(ending) and len(w) - len(ending) >= _ROOT - (1 if ending.startswith("sion") else 0):
+            root = w[: -len(ending)] + ("d" if ending.startswith("sion") else "")
+            out.add(root[:-1] if len(root) > _ROOT and root[-1] == root[-2] else root)  # "stopped" -> "stop"
+    return out
+
+
+def close_form(word: str, other: str) -> bool:
+    """`word` is `other` or a close form of it: case, plural, an inflection ("fixed"/"fix")
+    or the same family ("decided"/"decision"). Not a word that only shares its first
+    letters ("billed"/"billing" are; "server"/"service" are not)."""
+    a, b = word.casefold(), other.casefold()
+    return a == b or (a.isalpha() and b.isalpha() and not _roots(a).isdisjoint(_roots(b)))
 
 
 # An embedder reads a bounded window (all-MiniLM-L6-v2: 256 word pieces, about 190 words

@@ -4,8 +4,12 @@
 logs (`{"role", "content"}` lines, lines holding `{"messages": [...]}`, agent session
 logs that nest the message as Claude Code's do) and whole-file JSON with "messages".
 `split` turns the messages into notes: one message (or turn) a note, long ones cut at
-paragraph then sentence boundaries, short ones merged into the speaker's previous note,
-ones without content words ("ok", "thanks") dropped.
+paragraph then sentence boundaries, short ones merged into the speaker's previous note.
+Filler is no note of its own (`filler`): an acknowledgement ("ok", "Sounds good.") or a
+message that only repeats the one before ("Updated config/settings.py" after a proposal to
+change it) is kept with the message it answers; a lead-in ("Let me check the pods
+first.", "Running the tests now.", a short question the next message answers) with the
+message it leads into; filler with neither is dropped.
 
 A transcript is known by what it says, not by its file's name: each message's `key` is
 a hash chain over the transcript up to it (its role, time and text, and those of every
@@ -26,19 +30,36 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import UsageError
+from .text import close_form, is_stopword
 from .timeutil import to_datetime
 
 MAX_CHARS = 1500  # a note's text at most (before the "role: " prefix)
 TINY_CHARS = 20  # shorter messages join the speaker's previous note
+SHORT_WORDS = 12  # a message of more content words than this has something of its own
 
 _SPEAKER = re.compile(r"^([A-Za-z][\w .'-]{0,30}?):\s+(\S.*)$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[^\W\d_]{3,}")
-# Words that carry no idea on their own ("ok thanks", "yes please", "sounds good").
+# Words that carry no idea on their own ("ok thanks", "yes please", "sounds good", "noted").
 _FILLER = set(
     "yes yeah yep nope okay thanks thank you thx please sure great good nice cool fine perfect "
-    "awesome right got that sounds lol hmm done and the".split()
+    "awesome right got that sounds lol hmm done and the haha hah noted deal agreed cheers amazing "
+    "exactly absolutely indeed makes sense will all that's this really helpful appreciated welcome enjoy "
+    "bye later talk speak soon ahead".split()
 )
+# Words that say a thing named just before was done ("Updated config/settings.py", "Sent.").
+_DONE_WORDS = set("updated changed added removed applied sent done finished fixed".split())
+# Words of a lead-in that says what comes next, not what it found ("Checking the pods").
+_LEAD_WORDS = set(
+    "let check checking look looking read reading run running build building rebuilding try trying "
+    "test testing see start starting dig digging investigate redeploy redeploying deploy deploying "
+    "apply applying applied wait waiting moment second minute sec first now next".split()
+)
+# Facts: a token with a digit (a number, a time, an id) or inner punctuation (a file, a path).
+_FACT = re.compile(r"(?<![\w.])\.?(?:[\w-]*\d[\w:.-]*\w|\d|[\w-]+(?:[./_][\w-]+)+)")
+# How a lead-in opens or ends: "Let me ...", "I'll ...", "Now ...", "Checking ...", "... now.", "... first."
+_LEAD = re.compile(r"^(?:let me|let's|i'll|i will|i'm going to|now|next|first|one (?:sec|moment)|\w+ing\b)"
+                   r"|\b(?:now|first|next)\W*$", re.IGNORECASE)
 
 
 @dataclass
@@ -65,6 +86,13 @@ class Chunk:
     source: str
     timestamp: str | None
     key: str  # the key of its last message (or, for a part of a long one, of that part)
+    messages: list[int]  # the messages it holds (their indexes): its own, and filler kept with it
+
+    def add(self, message: Message, text: str) -> None:
+        """`message` kept with this note, after what it holds."""
+        self.content += "\n\n" + text
+        self.key = message.key
+        self.messages.append(message.index)
 
     def fields(self) -> dict[str, Any]:
         meta: dict[str, Any] = {"source": self.source}
@@ -251,33 +279,72 @@ def _paragraphs(text: str) -> list[str]:
 # -- splitting into notes ----------------------------------------------------
 def split(messages: list[Message], name: str, *, max_chars: int = MAX_CHARS) -> list[Chunk]:
     """The notes for these messages; `name` is the transcript's (a file name, "stdin"),
-    for people: `metadata.source` is `name#3` (`#3.2` for a part)."""
+    for people: `metadata.source` is `name#3` (`#3.2` for a part), the message the note
+    is of (filler kept with it aside)."""
     chunks: list[Chunk] = []
-    for msg in messages:
+    lead: list[Message] = []  # lead-ins waiting for the message they lead into
+    said = [m for m in messages if m.text.strip()]
+    for n, msg in enumerate(said):
         text = msg.text.strip()
-        if not text:
-            continue
-        if not _has_content_words(text):  # "ok", "thanks!"
-            continue
         last = chunks[-1] if chunks else None
-        if len(text) < TINY_CHARS and last and last.role == msg.role and len(last.content) + len(text) <= max_chars:
-            last.content += "\n\n" + text  # "on port 8080" belongs with what the speaker just said
-            last.key = msg.key
+        before = last.content if last is not None and not lead else None  # what it would be kept with
+        kept_with = filler(text, before, said[n + 1].text if n + 1 < len(said) else None)
+        if kept_with == "previous" and before is not None and len(before) + len(text) <= max_chars:
+            last.add(msg, _prefixed(msg.role, text) if msg.role != last.role else text)
+            continue
+        if kept_with == "next":
+            lead.append(msg)
+            continue
+        if kept_with is not None:  # filler with nothing to be kept with
+            continue
+        if len(text) < TINY_CHARS and last and not lead and last.role == msg.role and len(last.content) + len(text) <= max_chars:
+            last.add(msg, text)  # "on port 8080" belongs with what the speaker just said
             continue
         parts = _pieces(text, max_chars)
-        for n, part in enumerate(parts, 1):
-            source = f"{name}#{msg.index}" + (f".{n}" if len(parts) > 1 else "")
-            key = msg.key if n == len(parts) else _part_key(msg.key, n)
-            chunks.append(Chunk(_prefixed(msg.role, part), msg.role, source, msg.timestamp, key))
+        for k, part in enumerate(parts, 1):
+            source = f"{name}#{msg.index}" + (f".{k}" if len(parts) > 1 else "")
+            key = msg.key if k == len(parts) else _part_key(msg.key, k)
+            chunk = Chunk(_prefixed(msg.role, part), msg.role, source, msg.timestamp, key, [msg.index])
+            if k == 1 and lead:  # what led into it comes first, as it was said
+                chunk.content = "\n\n".join([*(_prefixed(m.role, m.text.strip()) for m in lead), chunk.content])
+                chunk.messages[:0] = [m.index for m in lead]
+                lead = []
+            chunks.append(chunk)
     return chunks
+
+
+def filler(text: str, before: str | None, after: str | None) -> str | None:
+    """Whether a message is filler, and the neighbour it is kept with: "previous" for an
+    acknowledgement or a message whose every word the one before said (it answers it, or
+    says that what it named is done), "next" for a lead-in whose words are a lead-in's or
+    the next message's (it announces or asks what that one says); None for a message with
+    content of its own. A number, time, file or id is a fact: said before, or content."""
+    facts = {f.lower() for f in _FACT.findall(text)}
+    said = [w.lower() for w in _WORD.findall(_FACT.sub(" ", text)) if not is_stopword(w)]
+    own = [w for w in said if w not in _FILLER]
+    if not own and not facts:
+        return "previous" if before is not None else "next"
+    if len(own) > SHORT_WORDS:
+        return None
+    if before is not None and facts <= _facts(before) and all(w in _DONE_WORDS or _said_in(w, before) for w in own):
+        return "previous"
+    if after is not None and (_LEAD.search(text) or text.rstrip().endswith("?")) and facts <= _facts(after) and all(
+            w in _LEAD_WORDS or _said_in(w, after) for w in own):
+        return "next"
+    return None
+
+
+def _facts(text: str) -> set[str]:
+    return {f.lower() for f in _FACT.findall(text)}
+
+
+def _said_in(word: str, text: str) -> bool:
+    """`word` (lower-case) is a word of `text`, or a close form of one ("built", "build")."""
+    return any(close_form(word, w) for w in _WORD.findall(text.lower()))
 
 
 def _prefixed(role: str | None, text: str) -> str:
     return f"{role}: {text}" if role else text
-
-
-def _has_content_words(text: str) -> bool:
-    return any(w.lower() not in _FILLER for w in _WORD.findall(text))
 
 
 def _pieces(text: str, limit: int) -> list[str]:

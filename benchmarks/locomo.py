@@ -8,7 +8,8 @@ session's date; the turn's dia_id in metadata). Every question of categories 1-4
 asked through `AgentMemory.retrieve(question, top_k=10)`; the two baselines rank the
 same turns within the same conversation. Prints recall@5, recall@10, hit@10 and MRR
 (of the first evidence turn in the top 10) per category and overall, and amem's
-recall@10 and MRR per conversation.
+recall@10 and MRR per conversation, and each conversation's boxes: how many, the share of
+its turns in boxes of 3 or more (the inbox aside), the biggest box's share and the inbox's.
 
 `--dump FILE` writes each question's figures (JSON lines); `--against FILE` compares
 this run's hybrid with such an earlier dump question by question: the mean change with
@@ -138,6 +139,7 @@ def main() -> int:
     scores: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     latencies, add_seconds, n_turns = [], 0.0, 0
     per_question: list[dict] = []
+    boxes: dict[str, dict] = {}
     root = args.keep or Path(tempfile.mkdtemp(prefix="amem-locomo-"))
     for sample in data:
         turns = turns_of(sample["conversation"])
@@ -154,6 +156,7 @@ def main() -> int:
                 )
                 add_seconds += time.perf_counter() - start
                 n_turns += len(notes)
+            boxes[sample["sample_id"]] = box_figures(memory)
             embedder = services(memory).embedder  # the same model, for the dense baseline
             import numpy as np
 
@@ -210,11 +213,27 @@ def main() -> int:
             cell = f"{statistics.fmean(r['recall@10'] for r in rows):.3f} / {statistics.fmean(r['MRR'] for r in rows):.3f} ({len(rows)})" if rows else "-"
             cells.append(f"{cell:>20}")
         print(f"{sample['sample_id']:<14}" + "".join(cells))
+    print("\nboxes per conversation: boxes (the inbox aside), turns in boxes of 3+, the biggest box, the inbox")
+    for sample_id, b in boxes.items():
+        print(f"{sample_id:<14} {b['boxes']:>5} {b['in 3+']:>7.1%} {b['biggest']:>7.1%} ({b['biggest box']}) {b['inbox']:>7.1%}")
     if args.dump:
         args.dump.write_text("".join(json.dumps(q) + "\n" for q in per_question), encoding="utf-8")
     if args.against:
         compare(per_question, args.against)
     return 0
+
+
+def box_figures(memory) -> dict:
+    """The vault's boxes: how many (the inbox aside), the share of its notes in one of 3 or
+    more notes, the biggest one's share, the inbox's share."""
+    index = services(memory).index
+    sizes = {box: n for box, n in index.notes.boxes() if box != "inbox"}
+    notes = index.notes.get_many(index.notes.ids(), links=False).values()
+    total = max(len(notes), 1)
+    biggest = max(sizes, key=sizes.get, default="-")
+    return {"boxes": len(sizes), "in 3+": sum(any(sizes.get(b, 0) >= 3 for b in n.boxes) for n in notes) / total,
+            "biggest": sizes.get(biggest, 0) / total, "biggest box": biggest,
+            "inbox": sum("inbox" in n.boxes for n in notes) / total}
 
 
 def compare(now: list[dict], path: Path, *, rounds: int = 10_000) -> None:

@@ -17,6 +17,7 @@ from .session import Session, read_stdin
 def search(session: Session, query: str, limit: int, mode: str, tag: list[str] | None, box: list[str] | None,
            since: str | None, until: str | None, now: str | None, as_of: str | None, include_expired: bool, explain: bool,
            json_output: bool) -> None:
+    from ..steps.checks import repeats
     from ..wire.notes import Search
 
     hits = session.call(Search(query, limit=limit, mode=mode, tags=tag, boxes=box, since=since, until=until, now=now,
@@ -30,7 +31,7 @@ def search(session: Session, query: str, limit: int, mode: str, tag: list[str] |
     for rank, hit in enumerate(hits, 1):
         console.print(f"{rank:>2}. [bold]{escape(hit.id)}[/] [dim]{day_of(hit.created_at)} score {hit.score:.4f}[/]")
         console.print(f"    {escape(snippet(hit.content, 110))}")
-        if hit.context:
+        if hit.context and repeats(hit.context, hit.content) is None:  # never the text twice
             console.print(f"    [dim]{escape(snippet(hit.context, 110))}[/]")
         for r in hit.replaced_by:
             console.print(f"    [yellow]superseded {day_of(r.date)} by {escape(r.id)}[/]")
@@ -100,6 +101,7 @@ def _read_text(text: str | None) -> str:
 
 
 def show(session: Session, note_id: str, json_output: bool) -> None:
+    from ..steps.checks import repeats
     from ..wire.notes import Show
 
     if json_output:
@@ -114,7 +116,7 @@ def show(session: Session, note_id: str, json_output: bool) -> None:
     for label, names in (("keywords", note.keywords), ("tags", note.tags), ("boxes", note.boxes)):
         if names:
             console.print(f"[dim]{label}:[/] {escape(', '.join(names))}")
-    if note.context:
+    if note.context and repeats(note.context, note.content) is None:  # never the text twice
         console.print(f"[dim]context:[/] {escape(note.context)}")
     if note.expires:
         console.print(f"[dim]expires:[/] {escape(note.expires)}")

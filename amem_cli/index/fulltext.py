@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from typing import Protocol
 
 from ..models import Note
@@ -106,6 +107,21 @@ class FullText:
             if word and self.db.execute(sql, [phrase(word), most + 1]).fetchone()[0] <= most:
                 kept.append(word)
         return kept
+
+    def notes_with(self, phrases: Iterable[str], without: Iterable[str] = ()) -> dict[str, int]:
+        """{phrase: how many notes hold it in their text or keywords}, by the full-text
+        index ("billing-api": the words billing, api one after the other); the notes
+        `without` (ids) not counted."""
+        without = list(without)
+        out = {}
+        for text in dict.fromkeys(p for p in phrases if p):
+            match = "{content keywords} : " + phrase(text)
+            found = self.db.execute("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?", [match]).fetchone()[0]
+            if found and without:
+                found -= sum(n for (n,) in self.conn.rows_in(
+                    "SELECT count(*) FROM notes_fts WHERE id {in} AND notes_fts MATCH ?", without, match))
+            out[text] = found
+        return out
 
     def substrings(self, words: list[str], limit: int, filters: NoteFilter = NoteFilter()) -> list[tuple[str, float]]:
         """Notes holding each text as a substring, case aside: trigram matches for texts of

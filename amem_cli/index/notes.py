@@ -201,6 +201,13 @@ class NoteStore:
     def boxes(self) -> list[tuple[str, int]]:
         return [tuple(r) for r in self.db.execute("SELECT box, count(*) FROM note_boxes GROUP BY box ORDER BY 2 DESC, 1")]
 
+    def box_notes(self, boxes: Iterable[str]) -> dict[str, list[str]]:
+        """{box: the ids of its notes} for these boxes (none for a box no note is in)."""
+        out: dict[str, list[str]] = {}
+        for box, note_id in self.conn.rows_in("SELECT box, note_id FROM note_boxes WHERE box {in} ORDER BY note_id", boxes):
+            out.setdefault(box, []).append(note_id)
+        return out
+
     def sequence_neighbours(self, ids: Iterable[str]) -> dict[str, set[str]]:
         """Each given note's previous and next notes (those it has)."""
         rows = self.conn.rows_in("SELECT id, previous, next FROM notes WHERE id {in}", dict.fromkeys(ids))

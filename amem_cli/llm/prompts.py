@@ -1,4 +1,4 @@
-"""Prompts and JSON schemas for the four A-MEM steps.
+"""Prompts and JSON schemas for the A-MEM steps a model does (boxes are not one: `steps.boxes`).
 
 Written for very small models (SmolLM2-135M): a short system line, one worked example
 as a real user/assistant turn, then the task. Schemas are tight (few items, short
@@ -8,7 +8,7 @@ everything, for backends that ignore the schema.
 
 Stored text is data, never instructions (memory poisoning: a note that says "ignore
 previous instructions"). Everything that comes from notes (text, context, keywords,
-tags, box names) goes between `<data>` and `</data>`, each line whitespace-collapsed and
+tags) goes between `<data>` and `</data>`, each line whitespace-collapsed and
 its `<`/`>` turned into `‹`/`›`, so no note can close the fence or forge one; every
 system line says what the fence means. What a model does anyway is bounded in code
 (`pipeline`), not here.
@@ -28,7 +28,6 @@ MAX_CANDIDATE_CHARS = 220
 KEYWORD_MAX_CHARS = 40
 TAG_MAX_CHARS = 24
 CONTEXT_MAX_CHARS = 200
-BOX_MAX_CHARS = 30
 
 
 def _item_schema(max_chars: int) -> dict[str, Any]:
@@ -75,14 +74,12 @@ def _shot(user: str, answer: dict[str, Any]) -> list[Message]:
 
 # -- 1. construct: keywords, tags, context -------------------------------------------
 
-CONSTRUCT_FIELDS = ("keywords", "tags", "context", "boxes")
+CONSTRUCT_FIELDS = ("keywords", "tags", "context")
 
 _CONSTRUCT_SYSTEM = {
     "keywords": "keywords: 2-5 key words or phrases copied from the note, most important first.",
     "tags": "tags: 1-3 broad one-word topics.",
     "context": "context: one short sentence that sums up the note.",
-    "boxes": "boxes: 1 or 2 topic folders for the note; reuse an existing box when it fits, "
-             "otherwise one or two lowercase words.",
 }
 
 _CONSTRUCT_EXAMPLE_NOTE = "Bob moved the weekly team meeting from Monday to Tuesday at 10am."
@@ -90,16 +87,13 @@ _CONSTRUCT_EXAMPLE = {
     "keywords": ["weekly team meeting", "Tuesday", "Bob"],
     "tags": ["work", "schedule"],
     "context": "Bob rescheduled the weekly team meeting to Tuesday.",
-    "boxes": ["meetings"],
 }
-# Unusual names besides the one that fits, so that a model copying the example picks nothing that exists.
-_CONSTRUCT_EXAMPLE_BOXES = "beekeeping (3), meetings (4), origami (2)"
 # Tiny models copy the worked example; construct() drops these unless the note has them.
 EXAMPLE_TAGS = tuple(_CONSTRUCT_EXAMPLE["tags"])
 
 
-def construct_schema(missing: Sequence[str], max_boxes: int = 2) -> dict[str, Any]:
-    """`missing`: the fields asked for (CONSTRUCT_FIELDS), "boxes" with `max_boxes` at most."""
+def construct_schema(missing: Sequence[str]) -> dict[str, Any]:
+    """`missing`: the fields asked for (CONSTRUCT_FIELDS)."""
     props: dict[str, Any] = {}
     if "keywords" in missing:
         props["keywords"] = {
@@ -117,8 +111,6 @@ def construct_schema(missing: Sequence[str], max_boxes: int = 2) -> dict[str, An
         }
     if "context" in missing:
         props["context"] = _sentence_schema(CONTEXT_MAX_CHARS)
-    if "boxes" in missing:
-        props["boxes"] = boxes_schema(max_boxes)["properties"]["boxes"]
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
@@ -128,9 +120,7 @@ def construct_messages(
     *,
     keywords: Sequence[str] = (),
     tags: Sequence[str] = (),
-    boxes: Sequence[tuple[str, int]] = (),
 ) -> list[Message]:
-    """`boxes`: the existing boxes (name, notes) offered, when "boxes" is asked for."""
     fields = [f for f in CONSTRUCT_FIELDS if f in missing]
     system = "You label notes. Reply in JSON. " + " ".join(_CONSTRUCT_SYSTEM[f] for f in fields)
     example = {f: _CONSTRUCT_EXAMPLE[f] for f in fields}
@@ -141,9 +131,6 @@ def construct_messages(
         known.append("Tags: " + ", ".join(tags))
     note = "Note: " + fenced(clip(content, MAX_NOTE_CHARS), *known)
     example_note = "Note: " + fenced(_CONSTRUCT_EXAMPLE_NOTE)
-    if "boxes" in fields:
-        example_note = "Existing boxes: " + fenced(_CONSTRUCT_EXAMPLE_BOXES) + "\n" + example_note
-        note = "Existing boxes: " + (fenced(_shown_boxes(boxes)) if boxes else "none yet") + "\n" + note
     return [
         _system(system),
         *_shot(example_note, example),
@@ -283,60 +270,5 @@ def evolve_messages(
     return [
         _system(_EVOLVE_SYSTEM),
         *_shot(_EVOLVE_EXAMPLE, _EVOLVE_ANSWER),
-        {"role": "user", "content": user},
-    ]
-
-
-# -- 4. boxes ----------------------------------------------------------------------
-
-_BOXES_SYSTEM = (
-    "You file a note into 1 or 2 boxes (topic folders). Reuse an existing box when it "
-    "fits; otherwise name a new box with one or two lowercase words. Reply in JSON: "
-    '{"boxes": [box names]}.'
-)
-
-# Unusual box names, so that a model copying the example picks nothing that exists.
-_BOXES_EXAMPLE = (
-    "Existing boxes: " + fenced("beekeeping (3), astronomy (5), origami (2)") + "\n"
-    "Note: " + fenced("The new telescope shows the rings of Saturn clearly.", "Tags: telescope, saturn")
-)
-_BOXES_ANSWER = {"boxes": ["astronomy"]}
-
-MAX_BOXES_SHOWN = 20
-
-
-def boxes_schema(max_boxes: int) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {
-            "boxes": {
-                "type": "array",
-                "items": _item_schema(BOX_MAX_CHARS),
-                "minItems": 1,
-                "maxItems": max(1, max_boxes),
-            }
-        },
-        "required": ["boxes"],
-    }
-
-
-def _shown_boxes(existing: Sequence[tuple[str, int]]) -> str:
-    return ", ".join(f"{name} ({count})" for name, count in existing[:MAX_BOXES_SHOWN])
-
-
-def boxes_messages(
-    content: str,
-    keywords: Sequence[str],
-    tags: Sequence[str],
-    existing: Sequence[tuple[str, int]],
-) -> list[Message]:
-    shown = _shown_boxes(existing)
-    about = "Tags: " + ", ".join(tags) if tags else "Keywords: " + ", ".join(keywords) if keywords else ""
-    user = "Existing boxes: " + (fenced(shown) if shown else "none yet")
-    user += "\nNote: " + fenced(clip(content, MAX_NOTE_CHARS // 2), about)
-    return [
-        _system(_BOXES_SYSTEM),
-        *_shot(_BOXES_EXAMPLE, _BOXES_ANSWER),
         {"role": "user", "content": user},
     ]

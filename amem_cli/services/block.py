@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from ..ids import is_valid_id
 from ..models import Note, SearchHit
+from ..steps.checks import repeats
 from ..steps.supersede import states_one_thing
 from ..timeutil import day, to_datetime
 
@@ -37,7 +38,7 @@ def note_block(item: Note | SearchHit) -> str:
         head += "".join(f" (replaces {_name(r['id'])} of {_day(r['date'])})" for r in item.replaces)
         head += "".join(f" (superseded {_day(r['date'])} by {_name(r['id'])})" for r in item.replaced_by)
     lines = [note.content.strip()]
-    if note.context:
+    if note.context and repeats(note.context, note.content) is None:  # an echo of the text costs tokens, says nothing
         lines.append(f"Context: {note.context}")
     if note.keywords:
         lines.append("Keywords: " + ", ".join(note.keywords))

@@ -118,7 +118,6 @@ class Importer:
         batches = _Batches(
             self.notes, report, total=total, chain=chain, defer=defer, size=batch, progress=progress,
             between_batches=self.between_batches,
-            boxes=dict(self.index.notes.boxes()),  # as they will be once the batches before are stored
         )
         batches.report_progress()
         for n, (where, source, item) in enumerate(entries, 1):
@@ -160,7 +159,6 @@ class _Batches:
     size: int  # notes in a batch
     progress: Callable[[int, int | None], None] | None
     between_batches: Callable[[], None]
-    boxes: dict[str, int]  # {box: notes}, the notes of the batches prepared counted in
     read: int = 0  # entries read so far
     pending: list[Note] = field(default_factory=list)  # read, to be prepared
     ready: list[Note] = field(default_factory=list)  # prepared (built, embedding on the way), to be stored next
@@ -181,7 +179,7 @@ class _Batches:
         """Prepare the pending notes, store those prepared before them (all, when `last`)."""
         batch, self.pending = self.pending, []
         if batch:
-            self.notes.prepare(batch, defer=self.defer, boxes=self.boxes)
+            self.notes.prepare(batch, defer=self.defer)
         self._store_ready()
         self.ready.extend(batch)
         if last:

@@ -116,12 +116,11 @@ class NoteService:
         self.prepare(notes, embed=embed, defer=defer)
         return self.store(notes, chain=chain, after=after, embed=embed, defer=defer)
 
-    def prepare(self, notes: list[Note], *, embed: bool = True, defer: bool = False, boxes: dict | None = None) -> None:
+    def prepare(self, notes: list[Note], *, embed: bool = True, defer: bool = False) -> None:
         """The first half of `add_notes`: check the notes and build them (the pipeline's
-        keywords, tags, context, boxes), then start embedding them in the background, so
-        the files are written meanwhile. An import prepares the next batch before it
-        stores this one; `boxes` ({box: notes}) carries the boxes of batches prepared but
-        not yet stored."""
+        keywords, tags, context), then start embedding them in the background, so the
+        files are written meanwhile. An import prepares the next batch before it stores
+        this one."""
         self.vault.check_writable()  # before the model's work, not after it
         self.indexer.sync()
         if len({n.id for n in notes}) != len(notes):
@@ -129,8 +128,9 @@ class NoteService:
         for note in notes:
             if not note.content.strip():
                 raise UsageError("the note is empty", hint="give the note some text")
-        if not defer:
-            self.pipeline.construct(notes, boxes=boxes)
+        # A note is complete when stored: with the model's work queued, the deterministic
+        # method writes every field now, and the model replaces those it writes later.
+        self.pipeline.construct(notes, model=not defer)
         if embed:
             self.indexer.prefetch(notes)
 
@@ -166,17 +166,16 @@ class NoteService:
                     self.index.jobs.enqueue([n.id for n in notes], queued_at)
         if embed:
             self.indexer.flush_vectors()
-            if not defer:
-                self._connect(notes)
+            self._connect(notes, evolve=not defer)  # linked now; the model's evolution waits in the queue
         self.supersessions.detect([self.index.notes.get(n.id) or n for n in notes])  # with their links
         return [self.index.notes.get(n.id) or n for n in notes]  # with their new links and supersessions
 
-    def _connect(self, notes: list[Note]) -> None:
+    def _connect(self, notes: list[Note], *, evolve: bool = True) -> None:
         """Link the stored notes. When a person keeps saving a note they would link to, the
         linking is queued instead (the worker tries again later): the notes are stored, so
         the write must not fail, or be run again and add them twice."""
         try:
-            self.pipeline.connect(notes)
+            self.pipeline.connect(notes, evolve=evolve)
         except ConflictError:
             with self.index.transaction():
                 self.index.jobs.enqueue([n.id for n in notes], now().isoformat())
@@ -285,6 +284,15 @@ class NoteService:
             if not revisions:
                 raise UsageError(f"the note {note_id} has no revision to undo", hint=self._trash_hint(note_id))
             last = revisions[-1]
+            # The model's version of fields derived again after a person's edit continues that
+            # edit's revision: undo goes back past both, to the person's save.
+            while (len(revisions) > 1 and last["cause"] == "edit" and revisions[-2]["cause"] == "edit"
+                   and revisions[-2]["new_hash"] == content_hash(bytes(last["old_bytes"]))
+                   and content_hash(self.vault.read_bytes(path)) == last["new_hash"]):
+                with self.index.transaction():
+                    self.index.revisions.drop(last["seq"])
+                revisions.pop()
+                last = {**revisions[-1], "new_hash": last["new_hash"]}
             if content_hash(self.vault.read_bytes(path)) != last["new_hash"]:
                 raise UsageError(
                     f"the note {note_id} was changed after its last revision; undo would lose that change",

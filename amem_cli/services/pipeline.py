@@ -1,13 +1,12 @@
 """The A-MEM pipeline around a write: before a new note's file is written it is *built*
-(keywords, tags, context, boxes); once it is indexed and embedded it is *linked* to
-related notes (both ways) and the notes it links *evolve* (context and tags only, each
-change a revision that `amem undo` can reverse)."""
+(keywords, tags, context); once it is indexed and embedded it is *filed* into the vault's
+topics (its boxes) and *linked* to related notes (both ways), and the notes it links
+*evolve* (context and tags only, each change a revision that `amem undo` can reverse)."""
 
 from __future__ import annotations
 
 import time
-from collections import ChainMap, deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
@@ -16,13 +15,13 @@ from ..index.sqlite import SqliteIndex
 from ..llm.base import LLM, LLMError
 from ..models import MODEL_FIELDS, Note
 from ..retrieve.fields import speaker_of
-from ..steps import Candidate, NewNote, choose_links, classify_boxes, construct, decide_evolutions
-from ..steps.boxes import fitting_boxes
-from ..steps.checks import without_speakers
-from ..steps.construct import BatchedEmbedder, PhraseVectors, cosine, extract_keywords, tags_from_keywords
+from ..steps import Candidate, NewNote, choose_links, construct, decide_evolutions
+from ..steps.boxes import DEFAULT_BOX
+from ..steps.construct import BatchedEmbedder, PhraseVectors, cosine
 from ..timeutil import now
 from ..vault import Vault
 from .indexer import Indexer
+from .boxes import BoxFiler
 from .jobs import QUEUED, JobQueue
 from .rederive import DERIVABLE, fallbacks_of, filled, recorded, rederived, to_rederive
 from .writer import NoteWriter
@@ -33,11 +32,6 @@ HAND_EDIT_SLACK = timedelta(seconds=2)
 # common, and ranking all of its notes cost more than embedding the note (24 ms a note
 # at 73,000 notes): link candidates come from the rarer keywords, and the vectors.
 COMMON_KEYWORD = 1000
-# The notes most like a new one by keywords and tags whose boxes it may fit (when they
-# share keyword or tag words with it: `classify_boxes`).
-RELATED_NOTES = 10
-# The keywords and tags of a batch's notes kept per box, to fit later notes of the batch.
-RECENT_BOX_TERMS = 200
 
 
 @dataclass(frozen=True)
@@ -50,7 +44,7 @@ class PipelineSettings:
     # the nearest notes ranked evidence a little higher than its picks (LoCoMo MRR +0.01
     # on both dev conversations) and the vault was built 9-21 % faster.
     link_choice: str = "similarity"
-    max_boxes: int = 2
+    box_similarity: float = 0.2  # how alike a box's notes are (`steps.boxes`)
     # The fields the model writes (config.MODEL_FIELDS); the others are the deterministic method's.
     model_fields: frozenset[str] = frozenset(MODEL_FIELDS)
 
@@ -92,6 +86,7 @@ class Pipeline:
         self.settings = settings or PipelineSettings()
         self.stats = PipelineStats()
         self.phrases = phrases or PhraseVectors()
+        self.boxes = BoxFiler(index, indexer, writer, self.settings.box_similarity)
         self.on_completed = on_completed or (lambda notes: None)
 
     @property
@@ -100,77 +95,49 @@ class Pipeline:
         return self._llm()
 
     # -- before writing ---------------------------------------------------
-    def construct(self, notes: list[Note], *, boxes: dict[str, int] | None = None) -> None:
-        """Fill in what the user did not give: keywords, tags, context and boxes. Fields
-        where the model's output was unusable and the deterministic method stepped in are
-        recorded in `metadata.amem_fallbacks`, the fields the model wrote in
-        `metadata.amem_generated`. `boxes`: the boxes to choose from ({box:
-        notes}; the index's by default), updated with those chosen here."""
+    def construct(self, notes: list[Note], *, model: bool = True) -> None:
+        """Fill in what the user did not give: keywords, tags and context, and the inbox
+        for a note without boxes until it is filed (`connect`). Fields where the model's
+        output was unusable and the deterministic method stepped in are recorded in
+        `metadata.amem_fallbacks`, the fields the model wrote in `metadata.amem_generated`.
+        `model=False`: by the deterministic method alone, each field it writes recorded as
+        owed to the model (the queued work replaces those the model writes)."""
+        llm = self.llm if model else None
+        owed = not model and self.has_model()
         # Keyword extraction's embeddings, batched up front when it will surely run.
-        contents = [n.content for n in notes if not n.keywords] if self.llm is None else []
+        contents = [n.content for n in notes if not n.keywords] if llm is None else []
         embedder = BatchedEmbedder(self.indexer.embedder(), contents, self.phrases)
-        if boxes is None:
-            boxes = dict(self.index.notes.boxes())
-        recent: dict[str, deque[str]] = {}  # box -> keywords and tags of this batch's notes in it
-        people = self._people(notes)
         for note in notes:
-            # A conversation's turns get no box named after its speakers (a note about one does).
-            speakers = people if speaker_of(note) else set()
-            box_llm = self.llm if "boxes" in self.settings.model_fields and not note.boxes else None
             c = construct(note.content, keywords=note.keywords, tags=note.tags, context=note.context,
-                          llm=self.llm, embedder=embedder, model_fields=self.settings.model_fields,
-                          boxes=None if box_llm is None else self._offered_boxes(note, embedder, boxes, recent, speakers),
-                          max_boxes=self.settings.max_boxes)
+                          llm=llm, embedder=embedder, model_fields=self.settings.model_fields, created=note.created_at)
             note.keywords, note.tags, note.context = c.keywords, c.tags, c.context
+            if not note.boxes:  # until it is filed, once embedded
+                filed = note.filed_in([DEFAULT_BOX])
+                note.boxes, note.metadata = filed.boxes, filed.metadata
             self.stats.count(c)
             fallbacks = list(c.fallbacks)
-            if not note.boxes:
-                related = None if box_llm is None else self._related_boxes(note.keywords, note.tags, recent)
-                b = classify_boxes(note.content, note.keywords, note.tags, boxes, llm=box_llm,
-                                   max_boxes=self.settings.max_boxes, related=related, proposed=c.boxes, people=speakers)
-                note.boxes = b.boxes
-                self.stats.count(b)
-                if b.fallback:
-                    fallbacks.append("boxes")
-            for box in note.boxes:
-                boxes[box] = boxes.get(box, 0) + 1
-                recent.setdefault(box, deque(maxlen=RECENT_BOX_TERMS)).extend([*note.keywords, *note.tags])
             self.stats.fallbacks += len(fallbacks)
-            if self.llm is not None:  # with no model the fallbacks are the method
+            if owed:  # the model's work follows: what the deterministic method wrote is owed to it
+                fallbacks = [f for f, by in c.sources.items() if by == "fallback"]
+            if llm is not None or owed:  # with no model at all the fallbacks are the method
                 if fallbacks:
                     note.metadata = {**note.metadata, "amem_fallbacks": fallbacks}
                 note.metadata = note.with_generated([f for f, by in c.sources.items() if by == "llm"])
             self.stats.notes += 1
 
-    def _offered_boxes(self, note: Note, embedder, boxes: dict[str, int],
-                       recent: dict[str, deque[str]], people: set[str]) -> list[tuple[str, int]]:
-        """The boxes offered to the model with the note's other fields, before it wrote its
-        keywords and tags: those the note fits by its given ones, else by the deterministic
-        method's (its answer is then checked against those the model wrote)."""
-        keywords = note.keywords or extract_keywords(without_speakers(note.content), embedder)
-        tags = note.tags or tags_from_keywords(keywords)
-        return fitting_boxes(note.content, keywords, tags, boxes, self._related_boxes(keywords, tags, recent), people)
-
     def _people(self, notes: list[Note]) -> set[str]:
         """Who speaks in the vault's conversations and in these notes' (a sequence, not
-        indexed yet), when one of the notes is a turn ("Name: ..."): no box of a turn is
-        named after them (see `classify_boxes`)."""
+        indexed yet), when one of the notes is a turn ("Name: ..."): no box is named after
+        them (they are in every turn of their chats: `steps.boxes`)."""
         said = [speaker_of(n) for n in notes]
         if not any(said):
             return set()
         turns = {(a, b) for a, b, c in zip(said[2:], said[1:], said) if a and b and a == c and a != b}
         return self.index.notes.conversation_speakers() | {name for pair in turns for name in pair}
 
-    def _related_boxes(self, keywords: list[str], tags: list[str],
-                       recent: dict[str, deque[str]]) -> Mapping[str, Iterable[str]]:
-        """{box: keywords and tags of its notes related to a note with these keywords and
-        tags}: the stored notes that match them best (one indexed query), and this batch's."""
-        found: dict[str, list[str]] = {}
-        hits = self.index.fulltext.search([*keywords, *tags], RELATED_NOTES)
-        for other in self.index.notes.get_many([i for i, _ in hits], links=False).values():
-            for box in other.boxes:
-                found.setdefault(box, [*recent.get(box, ())]).extend([*other.keywords, *other.tags])
-        return ChainMap(found, recent)
+    def rebuild_boxes(self) -> dict:
+        """`amem boxes --rebuild` (`BoxFiler.rebuild`)."""
+        return self.boxes.rebuild(self.index.notes.conversation_speakers())
 
     # -- deferred work ----------------------------------------------------
     def process(self, limit: int | None = None, progress: Callable[[int, int], None] | None = None, *,
@@ -243,13 +210,14 @@ class Pipeline:
                 return replace(n, metadata={k: v for k, v in n.metadata.items() if k != QUEUED})
             return filled(n, built, owed)
 
-        if owed:  # the model's version of fields derived again after an edit: a revision too
+        edited = any(r["cause"] == "edit" for r in self.index.revisions.of(stored.id))
+        if edited:  # the model's version of fields derived again after an edit: a revision too
             self.indexer.sync()
             model = self.llm.identity if self.llm is not None else None  # None: the deterministic method's
             self.writer.revise_with(stored.id, fill, cause="edit", model=model, redo=True)
             self.indexer.flush_vectors()
-        else:
-            self.writer.update(stored.id, fill)
+            return  # linked before the edit; `amem undo` gives back the person's save
+        self.writer.update(stored.id, fill)
         self.connect([self.index.notes.get(stored.id)])
         self.on_completed([self.index.notes.get(stored.id)])
 
@@ -265,14 +233,12 @@ class Pipeline:
                 if (note := current.get(before.id)) is not None and note.derived and note.extra.get("pinned") is not True]
         if not todo or self.vault.read_only:  # (a read-only vault: amem may not write there)
             return
-        embedder, boxes, model = self.indexer.embedder(), dict(self.index.notes.boxes()), self.has_model()
-        people = self._people([note for _, note in todo])
+        embedder, model = self.indexer.embedder(), self.has_model()
         for before, note in todo:
             queued_at = now().isoformat()
 
             def change(current: Note, before: Note = before) -> Note:
-                new = rederived(current, before, embedder=embedder, boxes=boxes, max_boxes=self.settings.max_boxes,
-                                people=people if speaker_of(current) else ())
+                new = rederived(current, before, embedder=embedder)
                 if model and to_rederive(current, before):
                     new.metadata.setdefault(QUEUED, queued_at)
                 return new
@@ -304,12 +270,16 @@ class Pipeline:
             return False
 
     # -- after writing ----------------------------------------------------
-    def connect(self, notes: list[Note]) -> None:
-        """Link each new note to related notes (both ways), then let those evolve. The
-        links of the whole batch are chosen first, against the vault as stored, and then
-        written with each file touched once (a note linked by many is rewritten once)."""
+    def connect(self, notes: list[Note], *, evolve: bool = True) -> None:
+        """File each new note in the inbox into the vault's topics (`BoxFiler.file`) and link
+        it to related notes (both ways), then let those evolve. The boxes and links of the
+        whole batch are chosen first, against the vault as stored, and then written with
+        each file touched once (a note linked by many is rewritten once). The notes it
+        links already evolve too (a note linked when stored, its model work queued);
+        `evolve=False`: none evolves (that work is queued)."""
         vectors = self.indexer.vectors_of([n.id for n in notes])
         notes = [n for n in notes if n.id in vectors]
+        boxes = self.boxes.file(notes, vectors, self._people(notes))
         candidates = self._candidates(notes, vectors)
         pairs: list[tuple[str, str]] = []
         evolving: list[tuple[Note, list[str]]] = []
@@ -318,9 +288,9 @@ class Pipeline:
             linked = self.propose_links(note, candidates[note.id], exclude=linked_now)
             # Decided before the backlinks are written: that write would make a
             # person's note look as if amem had written it last.
-            evolving.append((note, [t for t in linked if self._may_evolve(t)]))
+            evolving.append((note, [t for t in dict.fromkeys([*note.links, *linked]) if evolve and self._may_evolve(t)]))
             pairs += [(note.id, t) for t in linked]
-        self._apply_links(pairs)
+        self._apply_links(pairs, boxes)
         for note, targets in evolving:
             for target, changes in self._proposed_evolutions(note, targets).items():
                 self._revise(target, changes, note.id)
@@ -367,10 +337,12 @@ class Pipeline:
         self.stats.count(decision)
         return decision.ids
 
-    def _apply_links(self, pairs: list[tuple[str, str]]) -> None:
-        """Write links (source, target) and their backlinks, each file once. A target's
-        backlinks are made whole while it is written: a person's note gets its first
-        list of backlinks here, with the notes that already link it."""
+    def _apply_links(self, pairs: list[tuple[str, str]], boxes: Mapping[str, list[str]] | None = None) -> None:
+        """Write links (source, target) and their backlinks, and the notes `boxes` files
+        ({id: boxes}, for notes amem still holds in the inbox), each file once. A target's
+        backlinks are made whole while it is written: a person's note gets its first list
+        of backlinks here, with the notes that already link it."""
+        boxes = boxes or {}
         links: dict[str, list[str]] = {}
         backlinks: dict[str, list[str]] = {}
         for source, target in pairs:
@@ -380,12 +352,16 @@ class Pipeline:
         backlinks = {t: [*linked_from.get(t, []), *sources] for t, sources in backlinks.items()}
 
         def add(note_id: str) -> Callable[[Note], Note]:
-            return lambda n: replace(
-                n, links=self.merged(n.links, links.get(note_id, [])),
-                backlinks=self.merged(n.backlinks, backlinks.get(note_id, [])),
-            )
+            def change(n: Note) -> Note:
+                if note_id in boxes and n.filed and n.boxes == [DEFAULT_BOX]:  # not taken over meanwhile
+                    n = n.filed_in(boxes[note_id])
+                if note_id in links or note_id in backlinks:
+                    n = replace(n, links=self.merged(n.links, links.get(note_id, [])),
+                                backlinks=self.merged(n.backlinks, backlinks.get(note_id, [])))
+                return n
+            return change
 
-        self.writer.update_many({i: add(i) for i in {**links, **backlinks}}, embed=False, sync=False)
+        self.writer.update_many({i: add(i) for i in {**links, **backlinks, **boxes}}, embed=False, sync=False)
         self.stats.links += len(pairs)
 
     def merged(self, written: list[str], ids: list[str]) -> list[str]:

@@ -8,8 +8,7 @@ backend itself is unusable) propagates.
 from __future__ import annotations
 
 from amem_cli.steps._common import StepStats
-from amem_cli.steps.boxes import BoxDecision, classify_boxes
-from amem_cli.steps.construct import Construction, construct, extract_keywords, summary_sentence
+from amem_cli.steps.construct import Construction, construct, extract_keywords, note_context
 from amem_cli.steps.evolve import (
     Evolution,
     EvolutionDecision,
@@ -23,7 +22,6 @@ from amem_cli.steps.evolve import (
 from amem_cli.steps.link import Candidate, LinkDecision, choose_links
 
 __all__ = [
-    "BoxDecision",
     "Candidate",
     "Construction",
     "Evolution",
@@ -34,11 +32,10 @@ __all__ = [
     "NewNote",
     "StepStats",
     "choose_links",
-    "classify_boxes",
     "construct",
     "decide_evolution",
     "decide_evolutions",
     "extract_keywords",
     "propose_evolution",
-    "summary_sentence",
+    "note_context",
 ]

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from ..text import is_stopword
+from ..text import close_form, is_stopword
 from ..text import words
 
 # Common words that are not function words, so a query keeps them ("on 8 May", "what
@@ -100,6 +100,29 @@ def grounded(phrase: str, text: str, *, text_words: set[str] | None = None) -> b
         return False
     pool = text_words if text_words is not None else set(words(text))
     return all(word_matches(w, pool) for w in needed)
+
+
+def _parts(token: str) -> list[str]:
+    """A token and, for a compound ("billing-api", "check_ranges.py"), its parts."""
+    pieces = [p for p in re.split(r"[-_./]+", token) if p]
+    return [token, *pieces] if len(pieces) > 1 else [token]
+
+
+def of_the_note(value: str, text: str) -> bool:
+    """Whether `value` (a keyword or tag) is words of the note: its tokens found in `text`
+    one after another, each as written or in a close form (`close_form`), or a part of a
+    compound of the note ("api" of "billing-api"); case and hyphens aside. Never a value
+    whose words are scattered over the note or spelled otherwise ("billed-service rewrite")."""
+    wanted = [t.casefold() for t in tokens(value.replace("-", " ").replace("_", " "))] if value else []
+    if all(is_stop_or_vague(w) or len(w) < 2 for w in wanted):  # ("a", "B": words of every note, of none)
+        return False
+    flat = " ".join(t.casefold() for t in tokens(text))
+    if " ".join(wanted) in flat or value.casefold() in text.casefold():
+        return True
+    # Each token of the text, with its compound's parts, in order.
+    seq = [p.casefold() for t in tokens(text) for p in _parts(t)]
+    n = len(wanted)
+    return any(all(close_form(w, seq[i + k]) for k, w in enumerate(wanted)) for i in range(len(seq) - n + 1))
 
 
 def content_words(text: str) -> list[str]:

@@ -1,211 +1,202 @@
-"""Step 4, boxes: the topic folders a note belongs to. None are predefined.
+"""Step 4, boxes: the vault's topics (as A-MEM means boxes), none predefined.
 
-A box is a topic. The model sees the existing boxes the note fits (their name is a word
-of the note, or their related notes share a keyword or tag with it), biggest first, and
-may reuse one of them or open a new one; names become short lowercase slugs, a name that
-matches an existing box (also in singular/plural) reuses it, a new box must be named
-after words of the note, and no box is a junk label (`checks.junk_label`: numbers,
-dates, ids, files, roles, possessives). A person's name is allowed: without a list of
-names it cannot be told from a product's (`postgres`), and such boxes are useful. But a
-conversation's turn gets no box named after someone who speaks in the vault's
-conversations (`people`): each of them is in every turn of their chats, so each got a
-box holding most of a chat (LoCoMo conv-26 without a model: "caroline" held 289 of 419
-notes, "melanie" 175), where the turns' topics belong. The deterministic fallback
-reuses boxes named like one of the note's tags or keywords, else opens one named after
-the first that names a topic, else `inbox`: better no box than a wrong one.
+A box is a topic that emerges from the vault's own notes: a group of alike notes, named
+by its most distinctive term. A note no topic fits waits in `inbox` until enough alike
+notes form one.
+
+Notes are alike by their vectors (what `Note.embedding_text` embeds: the text with its
+keywords, tags and context), less the vault's mean vector (`centred`: what all its notes
+share is no topic). Two groups of notes are one topic when the mean similarity between
+the notes of one and those of the other is at least `similarity` (average linkage); a
+note joins the topic it is most alike, by its mean similarity to the topic's notes. That
+mean is the dot product of the two groups' sums over the product of their sizes, so a
+topic is carried as (sum of its vectors, notes).
+
+A topic is named by its most distinctive term, by class-based TF-IDF as BERTopic names
+topics: the notes of the topic that hold a term, times log(1 + notes in the vault / notes
+holding it). Terms are the notes' keywords and their words; none is a stop word, a verb,
+a file extension, a number or id (`checks.junk_label`), or the name of someone who speaks
+in the vault's conversations (they are in every turn of their chats, not a topic).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Collection, Iterable, Mapping, Sequence
+import math
+import re
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
-from amem_cli.llm import prompts
-from amem_cli.llm.base import LLM
-from amem_cli.llm.structured import clean_item
-from amem_cli.steps._common import StepStats, ask
-from amem_cli.steps._text import is_stop_or_vague, slugify, stem, word_matches
+from amem_cli.steps._text import is_stop_or_vague, slugify
+from amem_cli.steps.checks import junk_label
 from amem_cli.text import words
-from amem_cli.steps.checks import grounded_in, junk_label
 
 DEFAULT_BOX = "inbox"
-# Keyword and tag words a note shares with a box's related notes to fit the box.
-SHARED_WORDS = 2
+# A topic holds at least this many notes; fewer alike notes wait in the inbox.
+MIN_NOTES = 3
+# A note joins a topic a little less alike than notes must be to form one: a formed
+# topic's mean similarity is diluted by its breadth.
+JOIN_SLACK = 0.03
+# What all of a vault's notes share (the same people, the same project) tells no topic
+# apart: notes are compared by their vectors less the vault's mean vector (`centred`).
+# Compared as they are, any two turns of a LoCoMo chat are 0.32-0.41 alike on average
+# (0.12 on the judged set), and one box held 96 % of a conversation. A vault's mean counts
+# this many unlike notes more (`vault_mean`).
+MEAN_PRIOR = 30
+# Average linkage keeps an items x items matrix: more items are grouped a chunk at a time,
+# and the chunks' groups then together (as weighted items: the same criterion).
+CHUNK = 2000
+# Words that are verbs (or adverbs) whatever their form: no topic is named by one.
+VERBS = frozenset(
+    """
+    add added adds agree ask asked asks became become begin being bring brought came come
+    like likes prefer prefers
+    comes decide decides did do does doing done feel felt finally find finds found gave get
+    give gives go goes going gone got guess happen happens have help helps hope keep keeps
+    kept know knew known leave left let lets look looks made make makes mean meant move
+    moves need needs put puts remove removes said saw say says see seen seem seems sent set
+    show shows showed shown start starts stop stops sum take takes taken tell tells think
+    thought told took try tries tried turn use want wants went work works wrote write writes
+    actually already also anyway basically definitely maybe probably really still soon
+    """.split()
+)
+# Nouns too general to name a topic: when, how much, a thing.
+GENERIC = frozenset("day days end lot lots month months part thing things time times way week weeks year years".split())
+# File name extensions: a file's type is no topic ("png" held a note on code review).
+EXTENSIONS = frozenset(
+    """
+    c cfg conf cpp css csv doc docx env gif go gz h html ini ipynb java jpeg jpg js json jsx
+    kt lock log md mp3 mp4 pdf php png ps1 py rb rs sh sql svg swift tar toml ts tsx txt
+    wav xls xlsx xml yaml yml zip
+    """.split()
+)
+_PAST = re.compile(r"[a-z]{3,}[^e]ed$")  # "decided", "showed"; not "need", "speed"
 
 
-@dataclass(kw_only=True)
-class BoxDecision(StepStats):
-    boxes: list[str]
-    fallback: bool = False
-    # The boxes in `boxes` that do not exist yet.
-    new_boxes: list[str] = field(default_factory=list)
+def namable(term: str, people: Collection[str] = ()) -> bool:
+    """Whether a box may be named by `term`: each of its words has letters and is no stop
+    word, verb, general noun ("week") or file extension, it is no number, date, id or file (`junk_label`), and
+    it names none of `people` (lower-cased words of names)."""
+    parts = words(term)
+    if not parts or junk_label(term) is not None:
+        return False
+    for word in parts:
+        if (len(word) < 3 or is_stop_or_vague(word) or word in VERBS or word in GENERIC or word in EXTENSIONS or _PAST.match(word)
+                or word in people or not any(ch.isalpha() for ch in word)):
+            return False
+    return True
 
 
-def _singular(slug: str) -> str:
-    parts = slug.split("-")
-    last = parts[-1]
-    if len(last) > 3 and last.endswith("s") and not last.endswith("ss"):
-        last = last[:-1]
-    return "-".join(parts[:-1] + [last])
+def note_terms(keywords: Sequence[str], people: Collection[str] = ()) -> set[str]:
+    """The terms a note may lend its topic's name: its keywords and their words, as slugs."""
+    terms = set()
+    for keyword in keywords:
+        if junk_label(keyword) is not None:  # an id, a file, a date: its parts name nothing either
+            continue
+        for term in [keyword, *words(keyword)] if len(words(keyword)) > 1 else [keyword]:
+            slug = slugify(term)
+            if slug and namable(slug.replace("-", " "), people):
+                terms.add(slug)
+    return terms
 
 
-def classify_boxes(
-    content: str,
-    keywords: Sequence[str],
-    tags: Sequence[str],
-    existing: Mapping[str, int],
-    *,
-    llm: LLM | None,
-    max_boxes: int = 2,
-    related: Mapping[str, Iterable[str]] | None = None,
-    proposed: Sequence[object] | None = None,
-    people: Collection[str] = (),
-) -> BoxDecision:
-    """The boxes for a note. `related`: for some existing boxes, the keywords and tags of
-    their notes that are related to this one (what the caller found cheaply); a box
-    fits the note when its name, or one of those terms, shares a word with the note.
-    `proposed`: names the model already gave (with the note's other fields, offered
-    `fitting_boxes`): checked as its answer here would be, and the model is not asked.
-    `people`: the names of those who speak in the vault: no box is named after one of them."""
-    max_boxes = max(1, max_boxes)
-    people = _name_words(people)
-    note_words = set(words(" ".join([content, " ".join(keywords), " ".join(tags)])))
-    fitting = fitting_boxes(content, keywords, tags, existing, related, people)
-    lookup = _lookup(fitting)
-    others = _lookup([(n, c) for n, c in existing.items() if (n, c) not in fitting])
+def name(members: Iterable[set[str]], notes_with: Mapping[str, int], total: int, taken: Collection[str] = ()) -> str | None:
+    """The topic's name: of the terms of its notes (`members`, each a note's `note_terms`),
+    the most distinctive (class-based TF-IDF); `notes_with`: {term: notes of the vault
+    holding it}, of `total` notes. Not one of `taken` (other topics' names); a term only
+    one of its notes holds names nothing shared; of terms as distinctive, the longer (a
+    phrase over its words). None when no term is fit."""
+    counts = Counter(term for terms in members for term in terms)
+    scored = [(n * math.log(1 + total / max(notes_with.get(term, n), n)), len(term), term)
+              for term, n in counts.items() if n >= 2 and term not in taken]
+    return max(scored)[2] if scored else None
 
-    decision = BoxDecision(boxes=[])
-    items: Sequence[object] = proposed or []
-    if proposed is None:
-        parsed = ask(
-            llm,
-            prompts.boxes_messages(content, list(keywords), list(tags), fitting),
-            prompts.boxes_schema(max_boxes),
-            max_tokens=12 + 12 * max_boxes,
-            stats=decision,
-        )
-        if parsed is not None and parsed.data is not None:
-            raw = parsed.data.get("boxes")
-            items = raw if isinstance(raw, list) else [raw] if isinstance(raw, str) else []
-    chosen: list[str] = []
-    for item in items:
-        name, why = _resolve(item, lookup, others, note_words, people)
-        if name is None:
-            decision.problems.append(f"box {item!r} dropped: {why}")
-        elif name not in chosen:
-            chosen.append(name)
-        if len(chosen) >= max_boxes:
+
+def vault_mean(total: Any, count: int) -> Any:
+    """The vault's mean vector, from the sum of its notes' vectors: taken as if MEAN_PRIOR
+    unlike notes (summing to nothing) were there too, so a few notes of one topic are not
+    centred away (their mean is mostly themselves) while a large vault's is its own."""
+    return total / (count + MEAN_PRIOR)
+
+
+def centred(total: Any, count: int, mean: Any) -> Any:
+    """A sum of `count` unit vectors (or a matrix of them, count 1) less the vault's mean
+    vector for each, scaled so that the dot product of two notes' is their similarity
+    above what any two of the vault's notes share: (v - m) / sqrt(1 - |m|^2)."""
+    import numpy as np
+
+    return (total - count * mean) / math.sqrt(max(1.0 - float(np.dot(mean, mean)), 1e-6))
+
+
+def mean_similarity(vector: Any, topic: tuple[Any, int]) -> float:
+    """The mean cosine similarity of a unit vector to a topic's notes: (sum, notes)."""
+    total, count = topic
+    return float(vector @ total) / count
+
+
+def nearest(vector: Any, topics: Mapping[str, tuple[Any, int]], similarity: float) -> str | None:
+    """The topic `vector` is most alike, when it is alike enough to join it."""
+    best = max(topics, key=lambda t: mean_similarity(vector, topics[t]), default=None)
+    if best is None or mean_similarity(vector, topics[best]) < similarity - JOIN_SLACK:
+        return None
+    return best
+
+
+def groups(vectors: Any, similarity: float) -> list[list[int]]:
+    """Average-linkage groups of the rows of `vectors` (unit vectors): merged while two
+    groups' mean similarity is at least `similarity`. Every row is in one group, alone
+    if it is like no other; groups in the order of their first row."""
+    import numpy as np
+
+    vectors = np.asarray(vectors, dtype=np.float64)
+    items = [[i] for i in range(len(vectors))]
+    sums, counts = vectors.copy(), np.ones(len(vectors))
+    while len(items) > CHUNK:  # a chunk at a time, then the chunks' groups together
+        merged = []
+        for start in range(0, len(items), CHUNK):
+            part = slice(start, start + CHUNK)
+            merged += [[start + k for k in g] for g in _average_linkage(sums[part], counts[part], similarity)]
+        if len(merged) == len(items):
+            break  # nothing more to merge chunk by chunk
+        items = [[row for k in g for row in items[k]] for g in merged]
+        sums = np.array([sums[g].sum(axis=0) for g in merged])
+        counts = np.array([counts[g].sum() for g in merged])
+    out = [[row for k in g for row in items[k]] for g in _average_linkage(sums, counts, similarity)]
+    return sorted((sorted(g) for g in out), key=lambda g: g[0])
+
+
+def _average_linkage(sums: Any, counts: Any, similarity: float) -> list[list[int]]:
+    """Groups of items (each the sum of its unit vectors and their number), merged best
+    pair first while the pair's mean similarity is at least `similarity`."""
+    import numpy as np
+
+    n = len(sums)
+    if n == 0:
+        return []
+    sums, counts = np.array(sums, dtype=np.float64), np.array(counts, dtype=np.float64)
+    alike = (sums @ sums.T) / np.outer(counts, counts)
+    np.fill_diagonal(alike, -np.inf)
+    members = [[i] for i in range(n)]
+    alive = np.ones(n, dtype=bool)
+    best = alike.argmax(axis=1)
+    best_value = alike[np.arange(n), best]
+    while True:
+        i = int(np.argmax(np.where(alive, best_value, -np.inf)))
+        if not alive[i] or best_value[i] < similarity:
             break
-    if not chosen:
-        decision.fallback = True
-        chosen = fallback_boxes(keywords, tags, lookup, max_boxes=max_boxes, people=people)
-    decision.boxes = chosen
-    decision.new_boxes = [b for b in chosen if b not in existing]
-    return decision
-
-
-def fitting_boxes(
-    content: str,
-    keywords: Sequence[str],
-    tags: Sequence[str],
-    existing: Mapping[str, int],
-    related: Mapping[str, Iterable[str]] | None = None,
-    people: Collection[str] = (),
-) -> list[tuple[str, int]]:
-    """The existing boxes the note fits, biggest first: the only ones offered to the model
-    or accepted from it (offered all, a model filed unrelated notes into the first boxes
-    it made: 8 of 12 in one). None named after one of `people` (see `classify_boxes`)."""
-    people = _name_words(people)
-    note_words = set(words(" ".join([content, " ".join(keywords), " ".join(tags)])))
-    label_words = set(words(" ".join([*keywords, *tags])))
-    return [
-        (name, count)
-        for name, count in sorted(existing.items(), key=lambda kv: (-int(kv[1] or 0), kv[0]))
-        if _fits(name, note_words, label_words, (related or {}).get(name, ())) and not _names(name, people)
-    ]
-
-
-def _lookup(boxes: Iterable[tuple[str, int]]) -> dict[str, str]:
-    """Box names by slug and by singular slug."""
-    lookup: dict[str, str] = {}
-    for name, _count in boxes:
-        slug = slugify(name)
-        if slug:
-            lookup.setdefault(slug, name)
-            lookup.setdefault(_singular(slug), name)
-    return lookup
-
-
-def _fits(box: str, note_words: set[str], label_words: set[str], terms: Iterable[str]) -> bool:
-    """The note's words name the box, or its keywords and tags share `SHARED_WORDS`
-    content words with those of the box's related notes (one is often chance:
-    "connection pool" and "batch pool", "version" and "versioning")."""
-    if grounded_in(box, note_words):
-        return True
-    term_words = {w for w in words(" ".join(terms)) if not is_stop_or_vague(w) and junk_label(w) is None}
-    shared = {stem(w) for w in label_words if not is_stop_or_vague(w) and word_matches(w, term_words)}
-    return len(shared) >= SHARED_WORDS
-
-
-def _name_words(people: Iterable[str]) -> set[str]:
-    """The words of the names, as slugs have them ("Mary Ann" -> mary, ann)."""
-    return {w for name in people for w in slugify(name).split("-") if w}
-
-
-def _names(term: str, people: Collection[str]) -> bool:
-    """Whether the term names one of `people` (the words of their names, lower-cased):
-    "Andrew", "hey-andrew"."""
-    return bool(people) and not set(slugify(term).split("-")).isdisjoint(people)
-
-
-def _resolve(
-    item: object, lookup: dict[str, str], others: dict[str, str], note_words: set[str], people: Collection[str] = ()
-) -> tuple[str | None, str]:
-    """(the box `item` names, "") or (None, why not)."""
-    text = clean_item(item, max_chars=prompts.BOX_MAX_CHARS, max_words=3)
-    slug = slugify(text)
-    if not slug:
-        return None, "no name"
-    why = junk_label(text) or junk_label(slug)
-    if why:
-        return None, why
-    if _names(slug, people):
-        return None, "names someone who speaks in the vault, not a topic"
-    for key in (slug, _singular(slug)):
-        if key in lookup:
-            return lookup[key], ""
-    if slug in others or _singular(slug) in others:
-        return None, "an existing box the note does not fit"
-    # A new box is named after the note, not invented.
-    if grounded_in(slug, note_words):
-        return slug, ""
-    return None, "not words of the note"
-
-
-def fallback_boxes(
-    keywords: Sequence[str],
-    tags: Sequence[str],
-    lookup: Mapping[str, str],
-    *,
-    max_boxes: int = 2,
-    people: Collection[str] = (),
-) -> list[str]:
-    """Existing boxes named like one of the note's tags or keywords; else a new box named
-    after the first of them that names a topic; else the inbox. Terms that name one of
-    `people` (the words of their names, lower-cased; see `classify_boxes`) are passed over."""
-    out: list[str] = []
-    terms = [t for t in list(tags) + list(keywords) if not _names(t, people)]
-    for term in terms:
-        slug = slugify(term)
-        name = lookup.get(slug) or lookup.get(_singular(slug)) if slug else None
-        if name and name not in out:
-            out.append(name)
-            if len(out) >= max_boxes:
-                return out
-    if out:
-        return out
-    for term in terms:
-        slug = slugify(term)
-        if slug and junk_label(term) is None and junk_label(slug) is None:
-            return [slug]
-    return [DEFAULT_BOX]
+        j = int(best[i])
+        row = (counts[i] * alike[i] + counts[j] * alike[j]) / (counts[i] + counts[j])  # i and j's mean to each
+        counts[i] += counts[j]
+        members[i] += members[j]
+        alive[j] = False
+        row[~alive] = -np.inf
+        row[i] = -np.inf
+        alike[i, :], alike[:, i] = row, row
+        alike[j, :], alike[:, j] = -np.inf, -np.inf
+        best_value[j] = -np.inf
+        # A merged group is never more alike another than the nearer of its parts (average
+        # linkage): only i's row, and those whose best was i or j, can have a new best.
+        for k in [i, *np.flatnonzero(alive & ((best == i) | (best == j)))]:
+            best[k] = int(alike[k].argmax())
+            best_value[k] = alike[k, best[k]]
+    return [members[i] for i in range(n) if alive[i]]

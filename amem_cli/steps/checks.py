@@ -121,7 +121,20 @@ def unfaithful(sentence: str, source: str) -> str | None:
 
 def context_problem(sentence: str, source: str) -> str | None:
     """Why a model's context for a note with text `source` is not kept, or None."""
-    return thin_sentence(sentence) or unfaithful(sentence, source)
+    return thin_sentence(sentence) or unfaithful(sentence, source) or repeats(sentence, source)
+
+
+def repeats(sentence: str, source: str) -> str | None:
+    """Why `sentence` adds nothing to `source`: it is one of its sentences, or nearly (all
+    but one of its words in one sentence of the note, in order aside)."""
+    said = words(sentence)
+    if not said:
+        return None
+    for part in _SENTENCE_BREAK.split(without_speakers(source)):
+        own = words(part)
+        if said == own or (len(said) >= 4 and sum(w in own for w in said) >= len(said) - 1 and len(own) <= len(said) + 3):
+            return "repeats a sentence of the note"
+    return None
 
 
 def evolution_problem(sentence: str, own: str, new: str) -> str | None:

@@ -7,8 +7,10 @@ falls back to deterministic extraction, and the fallen-back fields are recorded.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any, Collection, Sequence
 
 from amem_cli.embed.base import Embedder
@@ -18,7 +20,7 @@ from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, firs
 from amem_cli.models import Note
 from amem_cli.steps._common import StepStats, ask
 from amem_cli.steps.checks import context_problem, junk_label, thin_sentence, topic_labels, without_speakers
-from amem_cli.steps._text import grounded, is_stop_or_vague, segments, tokens
+from amem_cli.steps._text import is_stop_or_vague, of_the_note, segments, tokens
 from amem_cli.text import words
 
 FIELDS = ("keywords", "tags", "context")
@@ -26,10 +28,10 @@ MAX_KEYWORDS = 5
 MAX_TAGS = 3
 CONTEXT_MAX_WORDS = 25
 _JOINERS = frozenset({"of"})
-# The summary sentence is looked for this far into a note (a long note's start says enough).
-_SUMMARY_CHARS = 2000
+# A note's kind is looked for this far into it (a long note's start says enough).
+_KIND_CHARS = 2000
 # Output tokens asked for per missing field.
-_TOKENS = {"keywords": 60, "tags": 40, "context": 80, "boxes": 24}
+_TOKENS = {"keywords": 60, "tags": 40, "context": 80}
 
 
 @dataclass(kw_only=True)
@@ -42,9 +44,6 @@ class Construction(StepStats):
     # Where each field came from: "user", "llm" or "fallback" (the model's output unusable, or
     # the model not asked for it: recorded alike, so a person's edit derives it again).
     sources: dict[str, str] = field(default_factory=dict)
-    # The box names the model proposed in the same call, unchecked (`classify_boxes` checks
-    # them); None when it was not asked for boxes, or gave no answer.
-    boxes: list[Any] | None = None
 
 
 def construct(
@@ -58,15 +57,13 @@ def construct(
     max_keywords: int = MAX_KEYWORDS,
     max_tags: int = MAX_TAGS,
     model_fields: Collection[str] = FIELDS,
-    boxes: Sequence[tuple[str, int]] | None = None,
-    max_boxes: int = 2,
+    created: datetime | None = None,
 ) -> Construction:
     """Keywords (most important first), tags and context for `content`. The model is asked
     only for the missing fields in `model_fields`; the others are the deterministic
-    method's, recorded as fallbacks. `boxes` (the existing boxes offered, (name, notes)):
-    when the model is asked anyway, it is asked in the same call for the note's boxes too
-    (`Construction.boxes`), saving the boxes step its own call. Never raises on bad model
-    output; `LLMError` (backend unusable) propagates."""
+    method's, recorded as fallbacks. `created`: when the note was written (the
+    deterministic context says it). Never raises on bad model output; `LLMError` (backend
+    unusable) propagates."""
     content = content or ""
     given_keywords = _given_list(keywords)
     given_tags = _given_list(tags)
@@ -87,26 +84,21 @@ def construct(
     asked = [name for name in missing if name in model_fields]
     data: dict[str, Any] = {}
     if content.strip() and asked:
-        asked += ["boxes"] if boxes is not None else []
         parsed = ask(
             llm,
-            prompts.construct_messages(content, asked, keywords=given_keywords, tags=given_tags, boxes=boxes or ()),
-            prompts.construct_schema(asked, max_boxes),
+            prompts.construct_messages(content, asked, keywords=given_keywords, tags=given_tags),
+            prompts.construct_schema(asked),
             max_tokens=sum(_TOKENS[m] for m in asked) + 10,
             stats=result,
         )
         if parsed is not None and parsed.data is not None:
             data = parsed.data
-            if "boxes" in asked and "boxes" in data:  # (else the boxes step asks on its own)
-                raw = data["boxes"]
-                result.boxes = raw if isinstance(raw, list) else [raw] if isinstance(raw, str) else []
 
     # A transcript's speaker labels ("assistant: ...") are not what a note is about.
     said = without_speakers(content)
-    text_words = set(words(said))
     if "keywords" in missing:
         kws = clean_list(data.get("keywords"), max_items=max_keywords * 2, max_chars=prompts.KEYWORD_MAX_CHARS)
-        kws = [k for k in kws if grounded(k, said, text_words=text_words)][:max_keywords]
+        kws = of_the_note_only(kws, said, result.problems, "keyword")[:max_keywords]
         if kws:
             result.keywords, result.sources["keywords"] = kws, "llm"
         else:
@@ -116,7 +108,7 @@ def construct(
 
     if "tags" in missing:
         tg = clean_list(data.get("tags"), max_items=max_tags * 2, max_chars=prompts.TAG_MAX_CHARS, max_words=2)
-        tg = [t.lower() for t in tg if not _copied_example_tag(t, text_words)]
+        tg = [t.lower() for t in of_the_note_only(tg, said, result.problems, "tag")]
         tg = clean_list(topic_labels(tg, result.problems), max_items=max_tags)
         if tg:
             result.tags, result.sources["tags"] = tg, "llm"
@@ -133,17 +125,29 @@ def construct(
         else:
             if ctx:
                 result.problems.append(f"context {ctx!r} rejected: {problem}")
-            result.context = summary_sentence(content)
+            result.context = note_context(content, created)
             result.sources["context"] = "fallback"
             result.fallbacks.append("context")
     return result
+
+
+def of_the_note_only(values: list[str], text: str, problems: list[str], what: str) -> list[str]:
+    """`values` that are words of the note (`of_the_note`): no made-up keyword or tag is
+    ever written; each dropped one noted in `problems`."""
+    kept = []
+    for value in values:
+        if of_the_note(value, text):
+            kept.append(value)
+        else:
+            problems.append(f"{what} {value!r} dropped: not words of the note")
+    return kept
 
 
 def deterministic_version(note: Note, embedder: Embedder | None) -> Note:
     """The note as the deterministic method makes it: the fields a model wrote
     (`note.generated`) made again without the model, the rest as they are."""
     kept = {name: getattr(note, name) for name in FIELDS if name not in note.generated}
-    c = construct(note.content, **kept, embedder=embedder)
+    c = construct(note.content, **kept, embedder=embedder, created=note.created_at)
     return replace(note, keywords=c.keywords, tags=c.tags, context=c.context)
 
 
@@ -239,12 +243,6 @@ def _given_list(values: Sequence[str] | None) -> list[str]:
             seen.add(dedupe_key(v))
             out.append(v)
     return out
-
-
-def _copied_example_tag(tag: str, text_words: set[str]) -> bool:
-    return dedupe_key(tag) in {dedupe_key(t) for t in prompts.EXAMPLE_TAGS} and not any(
-        w in text_words for w in words(tag)
-    )
 
 
 # -- deterministic fallbacks -----------------------------------------------------------
@@ -343,11 +341,63 @@ def tags_from_keywords(keywords: Sequence[str], max_tags: int = MAX_TAGS) -> lis
     return clean_list(heads, max_items=max_tags, max_chars=prompts.TAG_MAX_CHARS, max_words=1)
 
 
+# What kind of note it is, by the words with which it says so. A wrong kind is a false
+# statement, so only words that name the kind count, and only in the note's lead (its first
+# sentence, where a note says what it is): a rollout policy that mentions a crash is no
+# bug, a retro that mentions fixes is no fix, a request "Plan it first" is no plan.
+# Symptoms (fails, error, crash), "bugs" in general, "going to", "loves", "the enterprise
+# plan" and a mere "call with" say no kind. When the lead names two kinds, the first named
+# is the note's ("Agreed, fix the ordering": a decision).
+KINDS = (
+    ("a decision", r"\b(?:decided|decision|agreed|chose|settled on|going with)\b"),
+    ("a fix", r"\b(?:fixed|fix for|the fix|workaround|patched)\b|^fix\b"),
+    ("a bug", r"\b(?:bug|regression)\b"),
+    ("an incident", r"\b(?:incident|outage|post-?mortem)\b"),
+    ("a meeting", r"\b(?:meeting|stand-?up|retro|retrospective|1:1|one-to-one|sync with)\b"),
+    ("a plan", r"^plan\b(?!\s+(?:it|this|that|them|out)\b)|\bplan(?: for\b|:)|\bthe plan\b|\b(?:planned|todo|next steps)\b"),
+    ("a preference", r"\b(?:prefers?|preferred|preference|favou?rite)\b"),
+    ("a command", r"^\$ \S|`[^`\n]*\s--?[a-z][^`\n]*`|\b(?:run|ran|use)\s+`[^`\n]+`|\b(?:run|with):\s+[a-z][\w.-]*\s.*?\s--?[a-z]"),
+)
+_KINDS = [(name, re.compile(pattern, re.IGNORECASE)) for name, pattern in KINDS]
+
+
+def lead(text: str) -> str:
+    """The note's first sentence (of its first line), without a transcript's speaker label."""
+    said = without_speakers(text[:_KIND_CHARS]).strip()
+    return first_sentence(said.split("\n", 1)[0].strip()) if said else ""
+
+
+def kind_of(text: str) -> str | None:
+    """The kind its lead names ("a decision", "a bug", ...; `KINDS`), "a question" for a
+    note that starts by asking, or None: better no kind than a wrong one."""
+    first = lead(text)
+    found = [(m.start(), i, name) for i, (name, pattern) in enumerate(_KINDS) if (m := pattern.search(first))]
+    if found:
+        return min(found)[2]
+    return "a question" if first.endswith("?") else None
+
+
+def note_context(text: str, created: datetime | None = None) -> str:
+    """The deterministic context: what the note does not lead with, its kind and when
+    ("A decision, February 2024."); "" when it has no kind to tell (its date alone every
+    view shows already). Never the note's own first sentence: that only repeats it."""
+    kind = kind_of(text)
+    if kind is None:
+        return ""
+    when = f", {created:%B %Y}" if created is not None else ""
+    return f"{kind[0].upper()}{kind[1:]}{when}."
+
+
 def summary_sentence(text: str, *, max_words: int = CONTEXT_MAX_WORDS) -> str:
     """The note's first sentence that says something (a transcript's speaker labels and
-    Markdown markers stripped; the very first when none does), trimmed to `max_words`."""
+    Markdown markers stripped; the very first when none does), trimmed to `max_words`.
+    Not a context (it would only repeat the note): the note's vector weighs it twice
+    (`Note.embedding_text`), as it did while every context was this sentence. Without it
+    the vectors moved, and with them the links the graph ranks by: LoCoMo dev MRR -0.014
+    [-0.026, -0.003] (504 questions, --llm none); the full-text row holding it again
+    changed nothing (-0.014)."""
     seen: list[str] = []
-    for line in without_speakers(text[:_SUMMARY_CHARS]).splitlines():
+    for line in without_speakers(text[:_KIND_CHARS]).splitlines():
         rest = " ".join(line.strip().lstrip("#>*-+ \t").split())
         while rest:
             sentence = first_sentence(rest) or rest

@@ -18,8 +18,8 @@ from amem_cli.llm import prompts
 from amem_cli.llm.base import LLM
 from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, known_fields, validate
 from amem_cli.steps._common import StepStats, ask
-from amem_cli.text import words
-from amem_cli.steps.checks import evolution_problem, grounded_in, topic_labels
+from amem_cli.steps._text import of_the_note
+from amem_cli.steps.checks import evolution_problem, topic_labels
 
 MAX_TAGS = 8
 MAX_NEW_TAGS = 2
@@ -167,7 +167,6 @@ def _ask(
 def _checked(answer: dict[str, Any], nb: Neighbour, new_content: str, problems: list[str], max_tags: int) -> Evolution | None:
     """The change one answer makes to `nb`, kept only as far as it passes the checks."""
     # What the neighbour itself says (not what a model wrote about it before).
-    own_words = set(words(" ".join([nb.content, " ".join(nb.tags)])))
 
     context: str | None = None
     sentence = clean_sentence(answer.get("context"), max_chars=prompts.CONTEXT_MAX_CHARS)
@@ -182,7 +181,7 @@ def _checked(answer: dict[str, Any], nb: Neighbour, new_content: str, problems: 
     proposed = [t.lower() for t in clean_list(answer.get("tags"), max_items=5, max_chars=prompts.TAG_MAX_CHARS, max_words=3)]
     added = []
     for tag in topic_labels(clean_list(proposed, max_items=MAX_NEW_TAGS * 3, exclude=nb.tags), problems):
-        if grounded_in(tag, own_words):
+        if of_the_note(tag, nb.content) or tag in {t.casefold() for t in nb.tags}:
             added.append(tag)
         else:
             problems.append(f"evolved tag {tag!r} dropped: not a word of its own note")

@@ -12,6 +12,15 @@ class BoxCount(Record):
     notes: int
 
 
+class BoxesRebuilt(Record):
+    """What `amem boxes --rebuild` did."""
+
+    filed: int  # notes amem filed (again)
+    moved: int  # of those, the notes now in another box (each a revision)
+    kept: int  # notes left as they are: boxes a person gave or moved them into, pinned, not embedded yet
+    boxes: list[BoxCount]  # where amem filed its notes, biggest first
+
+
 class GraphStats(Record):
     """How the link graph has grown: the small-world measures of the A-MEM write-up."""
 
@@ -149,6 +158,10 @@ class Init(Request, op="init", result=InitResult, served=False):
 
 class Boxes(Request, op="boxes", result=list[BoxCount]):
     pass
+
+
+class RebuildBoxes(Request, op="rebuild_boxes", result=BoxesRebuilt):
+    """File the notes amem filed into the vault's topics again (`amem boxes --rebuild`)."""
 
 
 class Stats(Request, op="stats", result=GraphStats):

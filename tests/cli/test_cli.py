@@ -349,6 +349,22 @@ def show(run, note_id) -> dict:
     return json.loads(res.stdout)
 
 
+def test_boxes_rebuild_files_the_notes_again_and_says_what_it_did(run, vault):
+    texts = ["Sourdough starter: feed the sourdough starter with rye flour every morning.",
+             "The sourdough starter doubled overnight after a rye flour feed.",
+             "Sourdough bread: the starter needs rye flour and a warm kitchen."]
+    for text in texts:
+        assert run("--llm", "none", "add", text).exit_code == 0
+    for path in vault.glob("*.md"):  # as if amem had left them in the inbox
+        path.write_text(path.read_text().replace("- sourdough\n", "- inbox\n"))  # boxes and metadata.amem_boxes
+    res = run("--llm", "none", "boxes", "--rebuild", "--json")
+    assert res.exit_code == 0, res.output
+    done = json.loads(res.stdout)
+    assert done["filed"] == done["moved"] == 3 and [b["box"] for b in done["boxes"]] == ["sourdough"]
+    res = run("--llm", "none", "boxes", "--rebuild")
+    assert res.exit_code == 0 and "3 notes filed into 1 boxes, 0 moved" in res.stdout
+
+
 def test_commands_with_a_progress_bar_print_only_their_result_on_a_pipe(run_amem, vault):
     """The bar is drawn on a terminal only: stopped on a pipe, it left a blank line."""
     run_amem("--dir", vault, "--embedder", "fake", "add", "One note to index", check=True)

@@ -150,7 +150,7 @@ def test_model_work_is_queued_then_processed(run, vault, tmp_path, monkeypatch):
     res = run("import", path)  # a model: its work is queued (`--no-wait`, the default)
     assert res.exit_code == 0, res.output
     assert "queued the model's work on 2 notes" in res.stderr and "amem process" in res.stderr
-    assert all(not n.keywords and not n.boxes for n in notes_by_source(vault).values())
+    assert all(n.keywords and n.boxes for n in notes_by_source(vault).values())  # complete when stored
     assert index_rows(vault, "SELECT count(*) FROM jobs") == [(2,)]
     res = run("process", "--json")
     assert res.exit_code == 0, res.output

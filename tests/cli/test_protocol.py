@@ -21,7 +21,7 @@ from amem_cli.wire.current import Consolidate, ForgetExpired, Supersede, Superse
 from amem_cli.wire.editing import AddMany, AddNote, Edit, Edited, Evolve, History, NoteFile, Remove, Trash, Undo
 from amem_cli.wire.notes import Add, Block, ListNotes, Search, Show
 from amem_cli.wire.queue import CancelQueued, Process, Queue
-from amem_cli.wire.vault import Boxes, Config, Doctor, Graph, Reindex, Stats, Sync, VaultStatus
+from amem_cli.wire.vault import Boxes, Config, Doctor, Graph, RebuildBoxes, Reindex, Stats, Sync, VaultStatus
 
 # A server in a process of its own that never imported the CLI; when it stops it prints
 # which of the CLI's modules serving made it import. (Not click or rich: chromadb imports
@@ -91,6 +91,7 @@ def test_every_operation_round_trips_through_the_socket(served, tmp_path):
         (Search("walruses", mode="keyword"), lambda r: r[0].id == note_id and r[0].score > 0),
         (Block("walruses", max_tokens=500), lambda r: r.notes == [note_id] and "Walruses" in r.context),
         (Boxes(), lambda r: [(b.box, b.notes) for b in r] == [("animals", 1)]),
+        (RebuildBoxes(), lambda r: (r.filed, r.moved, r.kept, r.boxes) == (0, 0, 1, [])),  # the person's box stays
         (History(note_id), lambda r: r == []),
         (Evolve(note_id, dry_run=True), lambda r: r.note == note_id and r.dry_run is True),
         (Process(), lambda r: r.processed == [] and r.queued == 0),

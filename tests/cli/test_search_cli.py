@@ -317,6 +317,16 @@ def test_context_never_fills_its_budget_with_noise(run, notes):
     assert none == {"query": "zeppelin airship", "context": "", "tokens": 0, "notes": []}
 
 
+def test_search_show_and_context_never_print_a_notes_text_twice(run):
+    """A context that only repeats the note (a vault's older notes, or a person's) is not printed again."""
+    text = "The staging database moved to eu-west-1 on Friday."
+    note_id = add(run, text, "--context", text)
+    for args in (("search", "staging database"), ("context", "staging database"), ("show", note_id)):
+        res = run(*args)
+        assert res.exit_code == 0, res.output
+        assert res.stdout.count(text) == 1, res.stdout
+
+
 # -- the moment a query is asked: --now ---------------------------------------------
 
 

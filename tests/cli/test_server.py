@@ -76,7 +76,7 @@ def test_add_starts_the_server_and_its_worker_completes_the_note(amem, vault):
     # Built at once (no model: nothing to queue); with a model the worker builds and links it after the reply.
     assert wait_until(lambda: _queued(vault) == 0)
     shown = json.loads(amem("show", note_id, "--json", check=True).stdout)
-    assert shown["keywords"] and shown["context"]
+    assert shown["keywords"] and shown["tags"] and shown["context"] == ""  # an otter fact tells no kind: no context
     assert "amem_fallbacks" not in (vault / f"{note_id}.md").read_text()  # no model: the method, not a fallback
     hits = json.loads(amem("search", "sleeping otters", "--json", "--mode", "semantic", check=True).stdout)
     assert hits[0]["id"] == note_id

@@ -11,7 +11,7 @@ from amem_cli.embed.fake import HashEmbedder
 from amem_cli.llm import make_llm
 from amem_cli.llm import prompts
 from amem_cli.llm.structured import parse_reply
-from amem_cli.steps import Candidate, NewNote, Neighbour, choose_links, classify_boxes, construct, decide_evolution
+from amem_cli.steps import Candidate, NewNote, Neighbour, choose_links, construct, decide_evolution
 from amem_cli.steps._text import grounded, words
 from amem_cli.steps.checks import grounded_in
 
@@ -52,7 +52,7 @@ def test_given_fields_are_kept_and_not_asked_for(llm):
     assert (c.keywords, c.tags, c.context, c.llm_calls) == (["Postgres"], ["ops"], "Why a deploy failed.", 0)
 
 
-def test_links_evolution_and_boxes_with_the_real_model(llm):
+def test_links_and_evolution_with_the_real_model(llm):
     candidates = [
         Candidate("n-db", "We run long Postgres migrations at night to avoid table locks.", "Migration policy.", ["Postgres"], 0.6),
         Candidate("n-cake", "The lemon cake needs 200 g of sugar and three eggs.", "A recipe.", ["cake"], 0.35),
@@ -72,9 +72,6 @@ def test_links_evolution_and_boxes_with_the_real_model(llm):
     own = set(words(old.content))
     assert d.evolution.tags[0] == "ops" and all(grounded_in(t, own) for t in d.evolution.tags[1:])
 
-    boxes = classify_boxes(NOTE, ["Postgres migration"], ["deploy"], {"operations": 3, "recipes": 2}, llm=llm)
-    assert boxes.llm_calls == 1 and boxes.valid_outputs == [True]
-    assert 1 <= len(boxes.boxes) <= 2 and all(b and b == b.strip() for b in boxes.boxes)
 
 
 def test_a_prompt_kind_fixed_part_is_evaluated_once_and_answers_stay_the_same():
@@ -82,8 +79,8 @@ def test_a_prompt_kind_fixed_part_is_evaluated_once_and_answers_stay_the_same():
     prompt of that kind; what the model answers does not change."""
     fields = ["keywords", "tags", "context"]
     prompts_ = [prompts.construct_messages(text, fields) for text in (NOTE, "Maria approved the cut-over on Friday.")]
-    prompts_.insert(1, prompts.boxes_messages(NOTE, ["Postgres"], ["database"], [("databases", 2)]))
-    schemas = [prompts.construct_schema(fields), prompts.boxes_schema(2), prompts.construct_schema(fields)]
+    prompts_.insert(1, prompts.link_messages(NOTE, ["Postgres"], ["Locks block deploys.", "Tuesday standup."]))
+    schemas = [prompts.construct_schema(fields), prompts.link_schema(2, 1), prompts.construct_schema(fields)]
 
     def answers(cached: bool) -> tuple[list[str | None], list[int]]:
         model = make_llm("llama")
@@ -100,7 +97,7 @@ def test_a_prompt_kind_fixed_part_is_evaluated_once_and_answers_stay_the_same():
     with_states, loaded = answers(cached=True)
     without, _ = answers(cached=False)
     assert with_states == without
-    # The third prompt (construct again, after a boxes prompt) started from the first one's state.
+    # The third prompt (construct again, after a link prompt) started from the first one's state.
     assert len(loaded) == 1 and loaded[0] > 100
 
 

@@ -14,7 +14,7 @@ from conftest import served, wait_until
 
 pytestmark = pytest.mark.integration
 
-ENV = {"AMEM_SERVER": "auto", "AMEM_EMBEDDER": "fake", "AMEM_LLM": "llama"}
+ENV = {"AMEM_SERVER": "auto", "AMEM_EMBEDDER": "fake", "AMEM_LLM": "llama", "AMEM_MODEL_FIELDS": "keywords,tags"}  # model work to queue
 
 
 def session_text(messages: int = 40) -> str:

@@ -27,8 +27,6 @@ def _templates(text: str) -> dict[str, list[dict]]:
         "construct, all fields": prompts.construct_messages(text, ["keywords", "tags", "context"]),
         "link": prompts.link_messages(text, [text], [prompts.candidate_label(text, text), text]),
         "evolve": prompts.evolve_messages(text, [text], text, [(text, text, [text])]),
-        "boxes": prompts.boxes_messages(text, [text], [text], [(text, 2), ("ops", 1)]),
-        "boxes, keywords": prompts.boxes_messages(text, [text], [], []),
     }
 
 

@@ -47,6 +47,7 @@ def llm(monkeypatch) -> ScriptedLLM:
     recording = ScriptedLLM(default=_answer)
     monkeypatch.setattr("amem_cli.llm.make_llm", lambda *args, **kwargs: recording)
     monkeypatch.setenv("AMEM_LINK_THRESHOLD", "-1")  # every neighbour is a candidate
+    monkeypatch.setenv("AMEM_MODEL_FIELDS", "all")  # the model is asked for every field, so its prompts are checked
     return recording
 
 

@@ -97,7 +97,7 @@ def test_metadata_kept_unchanged(memory):
         "unicode": "café ✓ 日本",
         "nested": {"turns": [1, 2, 3], "dia_id": "D1:3"},
     }
-    note = memory.add("metadata survives", metadata=meta)
+    note = memory.add("metadata survives", metadata=meta, boxes=["kept"])  # (amem records no filing of its own)
     assert note.metadata == meta
     assert memory.get(note.id).metadata == meta
     assert read_file(memory, note.id).metadata == meta
@@ -128,7 +128,7 @@ def test_add_many(memory):
     words = ["walrus", "zeppelin", "quokka", "origami", "sextant"]
     items = [
         {"content": f"session {i}: we talked about the {words[i - 1]}", "tags": ["chat"], "created_at": f"{i}:00 pm on 8 May, 2023",
-         "metadata": {"turn": i}}
+         "metadata": {"turn": i}, "boxes": ["chats"]}
         for i in range(1, 6)
     ]
     notes = memory.add_many(items)
@@ -419,7 +419,7 @@ def test_edits_by_others_are_seen_without_sync(memory):
 
 
 def test_hand_edit_of_frontmatter_is_picked_up(memory):
-    note = memory.add("a note to retag", tags=["old"])
+    note = memory.add("a note to retag", tags=["old"], boxes=["mine"])
     path = memory.path / f"{note.id}.md"
     path.write_text(path.read_text().replace("tags:\n- old", "tags:\n- new\n- shiny").replace(
         "metadata: {}", "metadata:\n  owner: me"))

@@ -4,12 +4,11 @@ record holds the reason; boxes are not filled with unrelated notes."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from amem_cli import AgentMemory
 from amem_cli.llm.fake import ScriptedLLM
-from amem_cli.steps import summary_sentence
+from amem_cli.steps import note_context
 from conftest import internals
 
 BOB = "Bob is allergic to peanuts; do not order Thai food for the team lunch."
@@ -21,23 +20,21 @@ def _schema_is(schema, *names) -> bool:
 
 def test_an_unfaithful_context_and_junk_tags_fall_back_and_are_recorded(vault):
     def reply(messages, schema):
-        if _schema_is(schema, "keywords", "tags", "context", "boxes"):  # one call: the boxes with the rest
+        if _schema_is(schema, "keywords", "tags", "context"):
             return {"keywords": ["peanuts", "Thai food"], "tags": ["bob-s-lunch", "lunch.txt"],
-                    "context": "Bob is allergic to peanuts and does not order Thai food for the team lunch.",
-                    "boxes": ["assistant"]}
+                    "context": "Bob is allergic to peanuts and does not order Thai food for the team lunch."}
         return None
 
     with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=reply)) as mem:
         note = mem.add(BOB)
         problems = internals(mem).notes.pipeline.stats.problems
-    assert note.context == summary_sentence(BOB)
+    assert note.context == note_context(BOB, note.created_at)
     assert note.keywords == ["peanuts", "Thai food"]  # the model's, checked and kept
-    assert "assistant" not in note.boxes and "bob-s-lunch" not in note.tags
-    assert set(note.metadata["amem_fallbacks"]) == {"context", "tags", "boxes"}
+    assert "bob-s-lunch" not in note.tags
+    assert set(note.metadata["amem_fallbacks"]) == {"context", "tags"}
     assert note.metadata["amem_generated"] == ["keywords"]
     assert any("prohibition" in p for p in problems)
     assert any("'lunch.txt' dropped" in p for p in problems)
-    assert any("'assistant' dropped" in p for p in problems)
 
 
 UNRELATED = [
@@ -56,24 +53,12 @@ UNRELATED = [
 ]
 
 
-def greedy_boxes(messages, schema):
-    """A model that files every note into the first existing box it is shown, else opens
-    one named after the note's first tag (its first word, asked with its other fields):
-    the habit that put 8 of 12 notes in one box."""
-    if "boxes" not in schema.get("properties", {}):
-        return None
-    prompt = messages[-1]["content"]
-    shown = re.search(r"Existing boxes: <data>([^<]+)</data>", prompt)
-    if shown:
-        return {"boxes": [shown.group(1).split(" (")[0]]}
-    tag = re.search(r"Tags: ([^,\n]+)", prompt) or re.search(r"Note: <data>(\w+)", prompt)
-    return {"boxes": [tag.group(1)]}
-
-
-def test_a_greedy_model_does_not_fill_one_box_with_unrelated_notes(vault):
-    with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=greedy_boxes)) as mem:
+def test_unrelated_notes_are_not_filed_together_and_alike_ones_are(vault):
+    with AgentMemory(vault, embedder="fake", llm="none") as mem:
         notes = [mem.add(text) for text in UNRELATED]
-        related = mem.add("Postgres joins on the orders table are slow without an index.")
-    sizes = Counter(b for n in notes for b in n.boxes)
-    assert max(sizes.values()) <= 2, sizes
-    assert set(notes[0].boxes) & set(related.boxes)  # a note that fits a box still goes there
+        sizes = Counter(b for n in notes for b in mem.get(n.id).boxes if b != "inbox")
+        assert not sizes or max(sizes.values()) <= 2, sizes  # none fits another: they wait in the inbox
+        related = [mem.add(text) for text in ["Postgres joins on the orders table are slow without an index.",
+                                               "Index the orders table on customer_id before Postgres joins on it."]]
+        boxes = [mem.get(n.id).boxes for n in [notes[0], *related]]
+    assert boxes[0] == boxes[1] == boxes[2] != ["inbox"]  # three alike notes: a box of their own

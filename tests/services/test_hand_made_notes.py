@@ -52,7 +52,7 @@ def test_its_work_is_queued_and_done_like_an_added_notes(mem, vault):
     assert queued(mem) == ["garden"]
     assert mem.process() == ["garden"]
     note = mem.get("garden")
-    assert note.keywords and note.tags and note.context and note.boxes  # built, as an added note is
+    assert note.keywords and note.tags and note.boxes  # built, as an added note is
     assert other.id in note.links  # and linked
     assert note.created_at == MTIME  # written into the file now that amem writes it anyway
     assert parse_note((vault / "garden.md").read_text(encoding="utf-8")).created_at == MTIME

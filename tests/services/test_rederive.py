@@ -11,7 +11,7 @@ import pytest
 from amem_cli import AgentMemory
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note, render_note
-from amem_cli.steps.construct import summary_sentence
+from amem_cli.steps.construct import note_context
 from amem_cli.services.jobs import QUEUED
 from conftest import index_rows, internals, queued
 
@@ -20,8 +20,8 @@ NEW = "The staging cluster now runs five c7g.xlarge Graviton nodes in us-east-2.
 OLD_FACTS = ("three", "m5.large", "eu-west-1")
 # What the scripted model writes for each text.
 MODEL = {
-    "m5.large": {"keywords": ["m5.large", "eu-west-1"], "tags": ["infrastructure"],
-                 "context": "Staging runs three m5.large nodes in the eu-west-1 region."},
+    "m5.large": {"keywords": ["m5.large", "eu-west-1"], "tags": ["cluster"],
+                 "context": "Staging capacity: three m5.large nodes (eu-west-1 region)."},
     "c7g.xlarge": {"keywords": ["c7g.xlarge", "us-east-2"], "tags": ["graviton"],
                    "context": "Staging moved to five c7g.xlarge Graviton nodes in us-east-2."},
 }
@@ -77,8 +77,9 @@ def test_an_edit_of_the_text_derives_the_models_fields_again_at_once(mem):
     after = parse_note(path_of(mem, note.id).read_text(encoding="utf-8"))
     assert after.content == NEW
     assert not any(fact in words_of(after) for fact in OLD_FACTS)
-    assert after.context == summary_sentence(NEW)  # the deterministic method's, meanwhile
-    assert set(after.derived) == {"keywords", "tags", "context", "boxes"} and after.generated == []
+    assert after.context == note_context(NEW, note.created_at)  # the deterministic method's, meanwhile
+    assert set(after.derived) == {"keywords", "tags", "context"} and after.generated == []
+    assert after.boxes == note.boxes and after.filed  # its box, a topic of the vault, stays until a rebuild
     assert mem.get(note.id).context == after.context  # the index holds what the file holds
     # The model's work is queued, and said so in the file (the queue is in the index).
     assert QUEUED in after.metadata and queued(mem) == [note.id]
@@ -100,7 +101,7 @@ def test_the_change_is_a_revision_undo_puts_back_the_persons_save(mem):
 
 def test_processing_the_queue_writes_the_models_fields_for_the_new_text(mem):
     note = mem.add(OLD)
-    save(path_of(mem, note.id), new_text)
+    saved = save(path_of(mem, note.id), new_text)
     mem.sync()
     assert mem.process() == [note.id]
     after = parse_note(path_of(mem, note.id).read_text(encoding="utf-8"))
@@ -108,10 +109,27 @@ def test_processing_the_queue_writes_the_models_fields_for_the_new_text(mem):
         MODEL["c7g.xlarge"]["keywords"], MODEL["c7g.xlarge"]["tags"], MODEL["c7g.xlarge"]["context"])
     assert after.generated == ["keywords", "tags", "context"]
     assert QUEUED not in after.metadata and queued(mem) == []
-    # Both changes are revisions: undo gives back the deterministic fields, then the person's save.
+    # Both changes are revisions; one undo gives back the person's save, as they wrote it.
     assert [(r.cause, r.model) for r in mem.history(note.id)] == [("edit", None), ("edit", "fake")]
-    assert mem.undo(note.id).context == summary_sentence(NEW)
-    assert mem.undo(note.id).keywords == MODEL["m5.large"]["keywords"]
+    mem.undo(note.id)
+    assert path_of(mem, note.id).read_bytes() == saved and mem.history(note.id) == []
+
+
+def test_the_model_does_not_overwrite_fields_derived_again_unless_it_writes_them_and_undo_works(vault):
+    """The issue's edit: the fields derived again at once stay, but for those the model
+    writes (`model_fields`: the judged defaults); undo then brings back the person's save."""
+    with AgentMemory(vault, embedder="fake", llm=model(), model_fields="tags") as mem:
+        note = mem.add(OLD)
+        saved = save(path_of(mem, note.id), new_text)
+        mem.sync()
+        rederived = mem.get(note.id)
+        assert "c7g.xlarge" in " ".join(rederived.keywords)
+        assert mem.process() == [note.id]
+        after = parse_note(path_of(mem, note.id).read_text(encoding="utf-8"))
+        assert after.keywords == rederived.keywords and after.context == rederived.context  # kept
+        assert after.tags == MODEL["c7g.xlarge"]["tags"] and after.generated == ["tags"]  # the model's field
+        mem.undo(note.id)
+        assert path_of(mem, note.id).read_bytes() == saved
 
 
 def test_fields_a_person_gave_are_never_touched(mem):
@@ -121,7 +139,7 @@ def test_fields_a_person_gave_are_never_touched(mem):
     mem.sync()
     after = mem.get(note.id)
     assert after.keywords == ["staging", "m5.large"] and after.context == "Our staging cluster (three m5.large nodes)."
-    assert after.tags != ["infrastructure"] and "tags" in after.derived
+    assert after.tags != ["cluster"] and "tags" in after.derived
 
 
 def test_a_derived_field_edited_in_the_same_save_becomes_the_persons(mem):
@@ -196,7 +214,7 @@ def test_a_save_while_amem_rewrites_is_kept_and_derived_from(mem, monkeypatch):
     mem.sync()
     monkeypatch.undo()
     after = parse_note(path.read_text(encoding="utf-8"))
-    assert after.content == later and after.context == summary_sentence(later)
+    assert after.content == later and after.context == note_context(later, note.created_at)
     [revision] = mem.history(note.id)  # the try that met the save left none
     mem.undo(note.id)
     assert path.read_bytes() == saves[0]
@@ -219,19 +237,3 @@ def test_a_person_who_keeps_saving_keeps_their_bytes(mem, monkeypatch):
     assert path.read_bytes() == saves[-1]
     # (read without a sync, which would derive from the last save)
     assert index_rows(mem.path, f"SELECT seq FROM revisions WHERE note_id = '{note.id}'") == []
-
-
-
-def test_boxes_derived_again_are_not_named_after_the_chats_speakers(vault):
-    def chat_model(messages, schema):  # keywords and tags naming the other speaker, as a small model might
-        fields = {"keywords": ["Bob", "telescope"], "tags": ["bob", "telescope"]}
-        return {k: v for k, v in fields.items() if k in schema.get("properties", {})} or None
-
-    chat = ["Ann: Bob, I bought the telescope.", "Bob: Nice, Ann! Seen the comet?", "Ann: Not yet, Bob."]
-    with AgentMemory(vault, embedder="fake", llm=ScriptedLLM(default=chat_model)) as mem:
-        last = mem.add_many({"content": c} for c in chat)[-1]
-        assert "boxes" in last.derived
-        save(path_of(mem, last.id), lambda n: setattr(n, "content", "Ann: Bob, Bob, the clouds came back over the hill."))
-        mem.sync()
-        after = mem.get(last.id)
-        assert after.content.startswith("Ann: Bob, Bob,") and after.boxes and not {"ann", "bob"} & set(after.boxes)

@@ -11,9 +11,9 @@ import pytest
 from amem_cli.embed.fake import HashEmbedder
 from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note
-from amem_cli.steps import Neighbour, NewNote, classify_boxes, construct, decide_evolution, summary_sentence
-from amem_cli.steps.boxes import fallback_boxes
-from amem_cli.steps.checks import context_problem, evolution_problem, junk_label
+from amem_cli.steps import Neighbour, NewNote, construct, decide_evolution, note_context
+from amem_cli.steps.boxes import note_terms
+from amem_cli.steps.checks import context_problem, evolution_problem, junk_label, repeats, unfaithful
 from amem_cli.steps.construct import extract_keywords, tags_from_keywords
 
 EMB = HashEmbedder()
@@ -60,23 +60,33 @@ def test_an_unfaithful_or_empty_context_is_rejected_with_its_reason(note, contex
 
 
 @pytest.mark.parametrize(("note", "context"), GOOD_CONTEXTS)
-def test_a_faithful_context_is_kept(note, context):
-    assert context_problem(context, note) is None
+def test_a_faithful_context_is_faithful(note, context):
+    assert unfaithful(context, note) is None
+
+
+def test_a_context_that_repeats_a_sentence_of_the_note_is_rejected():
+    assert context_problem("VAT rounding is half-even, not half-up.", VAT) == "repeats a sentence of the note"
+    assert context_problem("Bob is allergic to peanuts, so do not order Thai food for the team lunch.", BOB) == \
+        "repeats a sentence of the note"
+    assert repeats("A billing rule of the finance team, agreed in March 2024.", VAT) is None
 
 
 @pytest.mark.parametrize(("note", "context", "why"), BAD_CONTEXTS)
 def test_construct_replaces_a_rejected_context_by_the_deterministic_one(note, context, why):
     llm = ScriptedLLM([{"keywords": [], "tags": [], "context": context}])
     c = construct(note, llm=llm, embedder=EMB)
-    assert c.context == summary_sentence(note) != context
+    assert c.context == note_context(note) != context
     assert "context" in c.fallbacks and c.sources["context"] == "fallback"
     assert any(p.startswith("context ") and why in p for p in c.problems)
 
 
 @pytest.mark.parametrize(("note", "context"), GOOD_CONTEXTS)
-def test_construct_keeps_a_faithful_context(note, context):
+def test_construct_keeps_a_faithful_context_unless_it_repeats_the_note(note, context):
     c = construct(note, llm=ScriptedLLM([{"keywords": [], "tags": [], "context": context}]), embedder=EMB)
-    assert c.context == context and c.sources["context"] == "llm"
+    if repeats(context, note) is None:
+        assert c.context == context and c.sources["context"] == "llm"
+    else:
+        assert c.context == note_context(note) and c.sources["context"] == "fallback"
 
 
 JUNK = [
@@ -131,43 +141,13 @@ def test_the_deterministic_fields_of_a_transcript_name_no_speaker_date_or_id():
     c = construct(TRANSCRIPT, llm=None, embedder=EMB)
     assert not {"user", "assistant"} & {k.casefold() for k in c.keywords}
     assert not any(junk_label(t) for t in c.tags)
-    assert context_problem(c.context, TRANSCRIPT) is None  # not "user: Good."
-    assert fallback_boxes(["2019-03-24", "assistant"], ["pyc-1234567890zxtjykmgv"], {}) == ["inbox"]
+    assert not c.context or repeats(c.context, TRANSCRIPT) is None  # not "user: Good."
+    assert note_terms(["2019-03-24", "assistant", "pyc-1234567890zxtjykmgv"]) == set()  # no box is named so
 
 
 def test_model_keywords_naming_a_speaker_are_dropped():
     c = construct(TRANSCRIPT, llm=ScriptedLLM([{"keywords": ["assistant", "invoice job"], "tags": ["billing"], "context": ""}]), embedder=EMB)
     assert c.keywords == ["invoice job"]
-
-
-# -- boxes ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("box", ["assistant", "2019-03-24t", "pyc-1234567890zxtjykmgv", "marco-s-daughter", "lamb"])
-def test_a_junk_or_invented_box_is_dropped(box):
-    note = "Marco's daughter starts kindergarten in September."
-    d = classify_boxes(note, ["kindergarten"], ["school"], {}, llm=ScriptedLLM([{"boxes": [box]}]))
-    assert box not in d.boxes and d.fallback is True
-    assert any(repr(box) in p for p in d.problems)
-
-
-def test_an_existing_box_the_note_does_not_fit_is_neither_offered_nor_accepted():
-    existing = {"database": 8, "travel": 1}
-    llm = ScriptedLLM([{"boxes": ["database"]}])
-    note = "Marco's daughter starts kindergarten in September."
-    d = classify_boxes(note, ["kindergarten"], ["school"], existing, llm=llm)
-    assert "database" not in d.boxes
-    assert "database" not in llm.calls[0].prompt.split("Note:")[0]
-    assert any("does not fit" in p for p in d.problems)
-
-
-@pytest.mark.parametrize(("terms", "fits"), [(["Postgres", "orders table"], True), (["Postgres", "index bloat"], False)])
-def test_an_existing_box_fits_when_its_related_notes_share_keyword_words(terms, fits):
-    note = "Vacuum the orders table weekly to keep Postgres fast."
-    llm = ScriptedLLM([{"boxes": ["database"]}])
-    d = classify_boxes(note, ["orders table", "Postgres"], ["vacuum"], {"database": 8}, llm=llm, related={"database": terms})
-    assert (d.boxes == ["database"]) is fits
-    assert ("database (8)" in llm.calls[0].prompt) is fits
 
 
 # -- evolution ------------------------------------------------------------------------
@@ -220,6 +200,5 @@ EXAMPLE_NOTES = sorted((Path(__file__).parents[2] / "notes").glob("*.md"))
 def test_the_deterministic_fields_of_the_example_notes_pass_the_checks(path):
     content = parse_note(path.read_text(encoding="utf-8")).content
     c = construct(content, llm=None, embedder=EMB)
-    assert context_problem(c.context, content) is None
+    assert not c.context or repeats(c.context, content) is None
     assert not [t for t in c.tags if junk_label(t)]
-    assert not [b for b in fallback_boxes(c.keywords, c.tags, {}) if junk_label(b)]

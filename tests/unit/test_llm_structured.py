@@ -319,7 +319,6 @@ def test_no_llm():
         prompts.construct_schema(["context"]),
         prompts.link_schema(4, 2),
         prompts.evolve_schema(3),
-        prompts.boxes_schema(2),
     ],
 )
 def test_schema_example_is_parseable(schema):
@@ -336,11 +335,8 @@ def test_few_shot_answers_satisfy_their_schemas():
     for messages, schema in [
         (prompts.construct_messages("A note.", ["keywords", "tags", "context"]), prompts.construct_schema(["keywords", "tags", "context"])),
         (prompts.construct_messages("A note.", ["tags"], keywords=["note"]), prompts.construct_schema(["tags"])),
-        (prompts.construct_messages("A note.", [*prompts.CONSTRUCT_FIELDS], boxes=[("a", 1)]),
-         prompts.construct_schema(prompts.CONSTRUCT_FIELDS)),
         (prompts.link_messages("n", [], ["a", "b", "c"]), prompts.link_schema(3, 2)),
         (prompts.evolve_messages("n", [], "", [("o", "", []), ("p", "", [])]), prompts.evolve_schema(2)),
-        (prompts.boxes_messages("n", [], [], [("a", 1)]), prompts.boxes_schema(2)),
     ]:
         answers = [m["content"] for m in messages if m["role"] == "assistant"]
         assert answers

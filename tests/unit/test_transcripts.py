@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from amem_cli.transcripts import MAX_CHARS, parse, split
+import pytest
+
+from amem_cli.transcripts import MAX_CHARS, filler, parse, split
 
 
 def _roles_texts(text):
@@ -68,19 +70,46 @@ def test_long_message_split_at_boundaries_with_part_sources():
     assert all(c.content.removeprefix("user: ").rstrip().endswith(".") for c in chunks)
 
 
-def test_tiny_messages_merged_or_skipped():
+def test_tiny_messages_merged_and_filler_kept_with_what_it_answers():
     rows = [("user", "Please deploy the service to staging today"), ("user", "on port 8080"),
             ("assistant", "ok"), ("assistant", "Deploying it to staging now."), ("assistant", "thanks!"),
-            ("user", "Use port 8080.")]
+            ("user", "Use port 8080 from now on.")]
     text = "\n".join(json.dumps({"role": r, "content": c}) for r, c in rows)
     chunks = split(parse(text), "s")
-    assert [(c.content, c.source) for c in chunks] == [
-        ("user: Please deploy the service to staging today\n\non port 8080", "s#1"),
-        ("assistant: Deploying it to staging now.", "s#4"),
-        ("user: Use port 8080.", "s#6"),
+    assert [(c.content, c.source, c.messages) for c in chunks] == [
+        ("user: Please deploy the service to staging today\n\non port 8080\n\nassistant: ok\n\n"
+         "assistant: Deploying it to staging now.\n\nassistant: thanks!", "s#1", [1, 2, 3, 4, 5]),
+        ("user: Use port 8080 from now on.", "s#6", [6]),
     ]
     meta = chunks[0].fields()["metadata"]
-    assert meta["role"] == "user" and len(meta["source_hash"]) == 32
+    assert meta["role"] == "user" and meta["source_hash"] == parse(text)[4].key  # the last message it holds
+
+
+def test_filler_is_kept_with_the_message_it_answers_or_leads_into():
+    rows = [("user", "The staging deploy of billing-api is stuck, pods in CrashLoopBackOff."),
+            ("assistant", "Let me check the pods first."),
+            ("assistant", "The pods crash because DATABASE_URL is missing from the billing-api-secrets Secret."),
+            ("user", "Go ahead."),
+            ("assistant", "Updated .env.staging"),  # a file not named before: a fact of its own
+            ("user", "2 pm then."),  # a time: content
+            ("user", "Thanks!")]
+    chunks = split(parse("\n".join(json.dumps({"role": r, "content": c}) for r, c in rows)), "s")
+    assert [c.messages for c in chunks] == [[1], [2, 3, 4], [5], [6, 7]]
+    assert chunks[1].content.startswith("assistant: Let me check the pods first.\n\nassistant: The pods crash")
+    assert chunks[1].source == "s#3"  # the note of the message the lead-in led into
+    assert split(parse(json.dumps({"role": "user", "content": "ok thanks"})), "s") == []  # nothing to keep it with
+
+
+@pytest.mark.parametrize(("text", "before", "after", "kept_with"), [
+    ("Sounds good. Do both.", "Add the index and retry the job.", None, "previous"),
+    ("Updated config/settings.py", "I'd put both timeouts in config/settings.py.", None, "previous"),
+    ("Updated config/settings.py", "I'd put both timeouts in the settings module.", None, None),  # the file is new
+    ("Running the tests now.", "Fine.", "The tests pass: 214 passed, 0 failed.", "next"),
+    ("Deploy the tax-preview branch to staging.", None, "Deploying the tax-preview branch to staging.", None),  # a request
+    ("Agreed, the old test was wrong. Go ahead.", "The test asserts the insertion order.", None, None),  # a judgement
+])
+def test_what_is_filler(text, before, after, kept_with):
+    assert filler(text, before, after) == kept_with
 
 
 def test_codex_rollout_lines_and_session_ids():

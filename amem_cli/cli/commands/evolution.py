@@ -13,10 +13,21 @@ from ..output import console, escape, print_json, printable, progress_bar
 
 
 @command("boxes")
-def boxes(ctx: typer.Context, json_output: JsonOpt = False) -> None:
-    """List the boxes notes are filed in, with how many notes each holds."""
-    from ...wire.vault import Boxes
+def boxes(
+    ctx: typer.Context,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="File the notes amem filed into the vault's topics again; the boxes you gave or moved notes into stay.")] = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """List the boxes notes are filed in (topics of the vault's notes), with how many notes each holds."""
+    from ...wire.vault import Boxes, RebuildBoxes
 
+    if rebuild:
+        done = call(ctx, RebuildBoxes())
+        if json_output:
+            print_json(done)
+            return
+        console.print(f"{done.filed} notes filed into {sum(b.box != 'inbox' for b in done.boxes)} boxes, {done.moved} "
+                      f"moved (`amem history ID`, `amem undo ID`); {done.kept} left as they are")
     rows = call(ctx, Boxes())
     if json_output:
         print_json(rows)
