@@ -44,7 +44,7 @@ def search(session: Session, query: str, limit: int, mode: str, tag: list[str] |
 
 def _explain(name: str, source: dict) -> str:
     if "rank" in source:
-        return f"{name} #{source['rank']} ({source['score']:.4f})"
+        return f"{name} #{source['rank']} ({source['score']:.4g})"  # (a tiny BM25 score is not 0.0000)
     if name == "neighbour":
         return f"neighbour of {source['of']} (+{source['gain']:.4f})"
     if name == "replaces":

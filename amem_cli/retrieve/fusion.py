@@ -39,7 +39,9 @@ def _ranked(fused: dict[str, float], lists: Mapping[str, Ranked]) -> Fused:
     explain: dict[str, dict] = {}
     for name, ranked in lists.items():
         for rank, (item, score) in enumerate(ranked, 1):
-            explain.setdefault(item, {})[name] = {"rank": rank, "score": round(float(score), 6)}
+            # Six significant digits, not six decimals: FTS5's BM25 gives a word that half
+            # the notes hold an IDF of 1e-6, so a small vault's keyword scores are ~1e-6.
+            explain.setdefault(item, {})[name] = {"rank": rank, "score": float(f"{float(score):.6g}")}
     order = sorted(fused, key=lambda i: (-fused[i], i))
     return [(i, fused[i], explain[i]) for i in order]
 

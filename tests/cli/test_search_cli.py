@@ -135,13 +135,26 @@ def test_search_explain(run, notes):
             if name == "neighbour":
                 assert f"neighbour of {src['of']} (+{src['gain']:.4f})" in explain, explain
             else:
-                assert f"{name} #{src['rank']} ({src['score']:.4f})" in explain, (name, explain)
+                assert f"{name} #{src['rank']} ({src['score']:.4g})" in explain, (name, explain)
         assert explain.strip().count(";") == len(hit["sources"]) - 1
     assert "keyword #1 (" in human.stdout and "semantic #" in human.stdout and "graph #" in human.stdout
     assert hits[1]["id"] == notes["reply"] and hits[1]["sources"]["neighbour"]["of"] == notes["pottery"]
     # without --explain, no per-list line
     plain = run("search", "pottery class")
     assert "keyword #" not in plain.stdout and "semantic #" not in plain.stdout
+
+
+def test_explain_shows_a_tiny_keyword_score_as_it_is_not_as_zero(run):
+    """In a vault of two notes, a word one of them holds is in half the notes: FTS5's
+    BM25 gives it an IDF of 1e-6, so the best keyword hit scores about 1e-6. It is shown
+    so (six significant digits in JSON, four in text), never as 0 or 0.0000."""
+    add(run, "Alice prefers tea over coffee", "-k", "Alice")
+    add(run, "The deploy key lives in the team vault")
+    (hit,) = search_json(run, "deploy key", "--mode", "keyword", "--explain")
+    score = hit["sources"]["keyword"]["score"]
+    assert 0 < score < 1e-4
+    human = run("search", "deploy key", "--mode", "keyword", "--explain")
+    assert f"keyword #1 ({score:.4g})" in human.stdout and "(0.0000)" not in human.stdout, human.stdout
 
 
 def test_search_explain_name_boost(run):

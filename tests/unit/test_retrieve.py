@@ -394,3 +394,11 @@ def test_fusion_of_nothing(fuse):
 
 def test_fusions_registry():
     assert FUSIONS == {"rrf": rrf, "score": score_fusion}
+
+
+@pytest.mark.parametrize("fuse", [rrf, score_fusion])
+def test_each_lists_score_is_kept_to_six_significant_digits_not_six_decimals(fuse):
+    """A small vault's BM25 scores are about 1e-6 (FTS5's floor on a word's IDF): rounded
+    to six decimals they read 0 or 1e-06 whatever they were."""
+    (_, _, explain), _ = fuse({"keyword": [("a", 1.234567e-7), ("b", 1e-8)]})
+    assert explain["keyword"] == {"rank": 1, "score": 1.23457e-7}
