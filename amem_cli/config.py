@@ -358,9 +358,27 @@ def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str
     `environ` the environment to read (default: this process's; the server passes the
     client's). Settings of an untrusted vault's amem.toml that were ignored are said,
     one line each, in `notices` (for the caller to show)."""
+    return settings_with_sources(environ, notices=notices, **flags)[0]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a setting's value came from: `kind` is one of SOURCES; `where`, the file,
+    variable or flag that gave it (None for a default)."""
+
+    kind: str
+    where: str | None = None
+
+
+SOURCES = ("default", "user config", "vault", "environment", "flag")
+
+
+def settings_with_sources(environ: Mapping[str, str] | None = None, *, notices: list[str] | None = None,
+                          **flags: Any) -> tuple[Settings, dict[str, Source]]:
+    """`load_settings`, and where each setting's value came from (a later layer wins)."""
     environ = os.environ if environ is None else environ
-    flags = {k: v for k, v in flags.items() if v is not None}
-    env = _from_env(environ)
+    flags = _coerce({k: v for k, v in flags.items() if v is not None}, "the arguments given")
+    env = _coerce(_from_env(environ), "environment")
     config_path = user_config_path(environ)
     user = _coerce(_read_toml(config_path), str(config_path))
     if "dir" in flags:
@@ -371,8 +389,13 @@ def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str
         vault_dir = user.get("dir") or default_vault_dir()
     vault = _vault_settings(vault_dir, environ, notices)
     merged: dict[str, Any] = {}
-    for layer, source in ((user, "user config"), (vault, "vault config"), (env, "environment"), (flags, "the arguments given")):
-        merged.update(_coerce(layer, source) if layer is env or layer is flags else layer)
+    sources = {f.name: Source("default") for f in fields(Settings)}
+    for layer, source in ((user, lambda key: Source("user config", str(config_path))),
+                          (vault, lambda key: Source("vault", str(vault_dir / VAULT_CONFIG))),
+                          (env, lambda key: Source("environment", f"AMEM_{key.upper()}")),
+                          (flags, lambda key: Source("flag", "--" + key.replace("_", "-")))):
+        merged.update(layer)
+        sources.update((key, source(key)) for key in layer)
     merged["dir"] = vault_dir
     settings = Settings(**merged)
     if settings.embedder not in EMBEDDERS:
@@ -395,4 +418,4 @@ def load_settings(environ: Mapping[str, str] | None = None, *, notices: list[str
         raise UsageError(f"unknown date_order {settings.date_order!r}", hint="use 'auto' (default), 'day-first' or 'month-first'")
     if settings.server not in ("auto", "off"):
         raise UsageError(f"unknown server setting {settings.server!r}", hint="use 'auto' (default) or 'off'")
-    return settings
+    return settings, sources

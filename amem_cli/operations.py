@@ -601,11 +601,16 @@ def doctor(call: Call, req: Doctor) -> DoctorResult:
 
 @operation(Config)
 def config(call: Call, req: Config) -> dict[str, Any]:
-    """The settings in effect, the model among them: a default left unset is named."""
+    """The settings in effect, the model among them (a default left unset is named), and
+    where each came from: this process's environment and the command's flags."""
     import dataclasses
 
+    from .config import settings_with_sources
+
+    settings, sources = settings_with_sources(notices=[], **(req.flags or {}))
     shown = {k: (str(v) if v is not None and not isinstance(v, (int, float, str)) else v)
-             for k, v in dataclasses.asdict(call.container.settings).items()}
+             for k, v in dataclasses.asdict(settings).items()}
+    shown["sources"] = {k: {"source": s.kind, "where": s.where} for k, s in sources.items()}
     shown["llm"] = shown["llm"] or ("openai" if shown["llm_url"] else "llama")
     if shown["llm"] == "llama" and not shown["model"]:
         from .llm.base import LLMError

@@ -192,5 +192,10 @@ class Doctor(Request, op="doctor", result=DoctorResult):
     fix: bool = False
 
 
-class Config(Request, op="config", result=dict[str, Any]):
-    """The settings in effect, as text and numbers."""
+class Config(Request, op="config", result=dict[str, Any], served=False):
+    """The settings in effect, as text and numbers, and under `sources` where each came
+    from ({setting: {"source": one of `config.SOURCES`, "where": the file, variable or
+    flag, or null}}). `flags`: the command's global options given. (Not served: the
+    sources are the command's own environment and flags, not a server's.)"""
+
+    flags: dict[str, Any] | None = None

@@ -21,7 +21,7 @@ from amem_cli.wire.current import Consolidate, ForgetExpired, Supersede, Superse
 from amem_cli.wire.editing import AddMany, AddNote, Edit, Edited, Evolve, History, NoteFile, Remove, Trash, Undo
 from amem_cli.wire.notes import Add, Block, ListNotes, Search, Show
 from amem_cli.wire.queue import CancelQueued, Process, Queue
-from amem_cli.wire.vault import Boxes, Config, Doctor, Graph, RebuildBoxes, Reindex, Stats, Sync, VaultStatus
+from amem_cli.wire.vault import Boxes, Doctor, Graph, RebuildBoxes, Reindex, Stats, Sync, VaultStatus
 
 # A server in a process of its own that never imported the CLI; when it stops it prints
 # which of the CLI's modules serving made it import. (Not click or rich: chromadb imports
@@ -101,7 +101,6 @@ def test_every_operation_round_trips_through_the_socket(served, tmp_path):
         (Graph(format="json"), lambda r: r.notes == 1 and json.loads(r.text)),
         (VaultStatus(), lambda r: r.status.notes == 1 and r.read_only is False),
         (Doctor(), lambda r: r.report.ok and r.for_a_person is False),
-        (Config(), lambda r: r["embedder"] == "fake"),
         (Sync(), lambda r: r.errors == []),
         (Ingest([["talk.txt", "user: walruses again, at length\n"]]), lambda r: r[0].name == "talk.txt" and len(r[0].ids) == 1),
         (Import(str(tmp_path / "more.jsonl")), lambda r: len(r.ids) == 1 and r.skipped == 0),

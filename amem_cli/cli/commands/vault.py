@@ -40,17 +40,23 @@ def config(
     ] = "show",
     json_output: JsonOpt = False,
 ) -> None:
-    """Show the settings in effect (defaults < user config < vault amem.toml < AMEM_* < flags)."""
+    """Show the settings in effect, each with where it came from (default < user config
+    < vault amem.toml < AMEM_* environment < flag)."""
+    from ...global_options import SETTINGS
     from ...wire.vault import Config
 
     if action != "show":
         raise UsageError(f"unknown config action {action!r}", hint="use `amem config show`")
-    settings = call(ctx, Config())
+    flags = session(ctx).flags
+    settings = call(ctx, Config({k: flags[k] for k in SETTINGS if flags.get(k) is not None}))
     if json_output:
         print_json(settings)
-    else:
-        for key, value in settings.items():
-            console.print(f"{key:<20} {escape(str(value)) if value is not None else '[dim]-[/]'}")
+        return
+    sources = settings.pop("sources")
+    for key, value in settings.items():
+        source = sources[key]
+        origin = source["source"] + (f" ({source['where']})" if source["where"] else "")
+        console.print(f"{key:<20} {escape(str(value)) if value is not None else '[dim]-[/]'}  [dim]{escape(origin)}[/]")
 
 
 @command("trust")
