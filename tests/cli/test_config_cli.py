@@ -32,7 +32,7 @@ def test_config_names_where_each_setting_came_from(tmp_path):
         "llm": ("none", "environment", "AMEM_LLM"),
         "embedder": ("fake", "flag", "--embedder"),
         "dir": (str(vault), "flag", "--dir"),
-        "max_boxes": (2, "default", None),
+        "pagerank_iterations": (20, "default", None),
         "model": (None, "default", None),
         "embedding_model": ("all-MiniLM-L6-v2", "default", None),
     }
@@ -43,5 +43,5 @@ def test_config_names_where_each_setting_came_from(tmp_path):
     assert res.exit_code == 0, res.output
     lines = {line.split()[0]: line for line in res.stdout.splitlines() if line.strip()}
     assert lines["link_threshold"].split() == ["link_threshold", "0.3", "environment", "(AMEM_LINK_THRESHOLD)"]
-    assert lines["max_links"].split()[1:3] == ["4", "vault"] and lines["max_boxes"].split()[1:] == ["2", "default"]
+    assert lines["max_links"].split()[1:3] == ["4", "vault"] and lines["pagerank_iterations"].split()[1:] == ["20", "default"]
     assert lines["embedder"].split()[1:] == ["fake", "flag", "(--embedder)"]
