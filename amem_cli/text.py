@@ -35,6 +35,10 @@ ASSISTANT_ROLES = ("assistant", "ai", "bot")
 CHAT_ROLES = (*USER_ROLES, *ASSISTANT_ROLES, "system")
 _ROLE = re.compile(rf"^({'|'.join(CHAT_ROLES)}):\s", re.IGNORECASE)
 
+# A transcript's speaker label at a line's start ("user: ..."), and where sentences break.
+SPEAKER_LABEL = re.compile(rf"^[ \t>*-]*(?:{'|'.join(CHAT_ROLES)})[ \t]*:[ \t]*", re.IGNORECASE | re.MULTILINE)
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+
 
 def words(text: str) -> list[str]:
     """The text's word tokens, lower-cased ("rebase-squash" -> rebase, squash). Lower, not
@@ -110,3 +114,21 @@ def passages(text: str, size: int = PASSAGE_WORDS, most: int = MAX_PASSAGES) -> 
     if current:
         out.append(current)
     return [" ".join(p) for p in out[:most]]
+
+
+def without_speakers(text: str) -> str:
+    """`text` with the speaker labels of a transcript ("user: ...") taken off each line."""
+    return SPEAKER_LABEL.sub("", text or "")
+
+
+def repeats(sentence: str, source: str) -> str | None:
+    """Why `sentence` adds nothing to `source`: it is one of its sentences, or nearly (all
+    but one of its words in one sentence of the note, in order aside)."""
+    said = words(sentence)
+    if not said:
+        return None
+    for part in SENTENCE_BREAK.split(without_speakers(source)):
+        own = words(part)
+        if said == own or (len(said) >= 4 and sum(w in own for w in said) >= len(said) - 1 and len(own) <= len(said) + 3):
+            return "repeats a sentence of the note"
+    return None

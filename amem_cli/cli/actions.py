@@ -17,7 +17,7 @@ from .session import Session, read_stdin
 def search(session: Session, query: str, limit: int, mode: str, tag: list[str] | None, box: list[str] | None,
            since: str | None, until: str | None, now: str | None, as_of: str | None, include_expired: bool, explain: bool,
            json_output: bool) -> None:
-    from ..steps.checks import repeats
+    from ..text import repeats
     from ..wire.notes import Search
 
     hits = session.call(Search(query, limit=limit, mode=mode, tags=tag, boxes=box, since=since, until=until, now=now,
@@ -101,7 +101,7 @@ def _read_text(text: str | None) -> str:
 
 
 def show(session: Session, note_id: str, json_output: bool) -> None:
-    from ..steps.checks import repeats
+    from ..text import repeats
     from ..wire.notes import Show
 
     if json_output:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from ..ids import is_valid_id
 from ..models import Note, SearchHit
-from ..steps.checks import repeats
+from ..text import repeats
 from ..steps.supersede import states_one_thing
 from ..timeutil import day, to_datetime
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 
 from amem_cli.steps._text import content_words, is_stop_or_vague, prefix_len, stem, tokens, word_matches
-from amem_cli.text import CHAT_ROLES, words
+from amem_cli.text import SENTENCE_BREAK, SPEAKER_LABEL, repeats, without_speakers, words
 
 # A sentence must restate at least this many content words of its note.
 MIN_CONTENT_WORDS = 3
@@ -27,7 +27,6 @@ MIN_GROUNDED_SHARE = 3 / 4
 
 # Who speaks in a transcript, not what it is about.
 ROLES = frozenset({"user", "users", "assistant", "system", "human", "ai", "bot", "speaker"})
-_SPEAKER = re.compile(rf"^[ \t>*-]*(?:{'|'.join(CHAT_ROLES)})[ \t]*:[ \t]*", re.IGNORECASE | re.MULTILINE)
 
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "we", "us", "our", "i'm", "i've", "i'd", "i'll"})
 _NEGATIONS = frozenset({"not", "no", "never", "without", "none", "nothing", "nobody", "neither", "nor"})
@@ -59,12 +58,6 @@ _CLAUSE_BREAK = re.compile(r"[,;:!?()\[\]\"“”\n]+|\.(?=\s|$)|\s[-–—]\s|\
 _NAME = r"[A-Z][\w'’-]*"
 _NAME_LIST = re.compile(rf"\b{_NAME}(?:,\s*{_NAME}){{0,8}},?\s+(?:and|&)\s+{_NAME}")
 _QUANTITY = re.compile(r"\d[\d.,:/%-]*")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
-def without_speakers(text: str) -> str:
-    """`text` with the speaker labels of a transcript ("user: ...") taken off each line."""
-    return _SPEAKER.sub("", text or "")
 
 
 # -- sentences (contexts) ---------------------------------------------------------------
@@ -72,7 +65,7 @@ def without_speakers(text: str) -> str:
 
 def thin_sentence(sentence: str) -> str | None:
     """Why `sentence` says too little to be a context: a speaker line, few content words."""
-    if _SPEAKER.match(sentence):
+    if SPEAKER_LABEL.match(sentence):
         return "is a speaker's line"
     if len(content_words(without_speakers(sentence))) < MIN_CONTENT_WORDS:
         return f"restates fewer than {MIN_CONTENT_WORDS} content words"
@@ -124,19 +117,6 @@ def context_problem(sentence: str, source: str) -> str | None:
     return thin_sentence(sentence) or unfaithful(sentence, source) or repeats(sentence, source)
 
 
-def repeats(sentence: str, source: str) -> str | None:
-    """Why `sentence` adds nothing to `source`: it is one of its sentences, or nearly (all
-    but one of its words in one sentence of the note, in order aside)."""
-    said = words(sentence)
-    if not said:
-        return None
-    for part in _SENTENCE_BREAK.split(without_speakers(source)):
-        own = words(part)
-        if said == own or (len(said) >= 4 and sum(w in own for w in said) >= len(said) - 1 and len(own) <= len(said) + 3):
-            return "repeats a sentence of the note"
-    return None
-
-
 def evolution_problem(sentence: str, own: str, new: str) -> str | None:
     """Why an evolved context of a note whose own text is `own`, proposed in the light of
     a new note `new`, is not kept: it must be faithful to its own note, nearer its own
@@ -171,7 +151,7 @@ def _speaking_of_themselves(text: str) -> set[str]:
     their role ("The user prefers..."), not those who speak of others."""
     out: set[str] = set()
     for line in (text or "").splitlines():
-        m = _SPEAKER.match(line)
+        m = SPEAKER_LABEL.match(line)
         if m and _FIRST_PERSON & set(words(line[m.end():])):
             out.add(words(m.group(0))[0])
     return out
@@ -260,7 +240,7 @@ def _dropped_reason(sentence: str, source: str) -> str | None:
     its content words) but keeps neither a reason word nor anything of Y."""
     if _REASONS.search(sentence):
         return None
-    for src in _SENTENCE_BREAK.split(source):
+    for src in SENTENCE_BREAK.split(source):
         m = _REASONS.search(src)
         if not m:
             continue
@@ -277,7 +257,7 @@ def _dropped_number(sentence: str, source: str) -> str | None:
     after): a sentence that keeps some of them keeps them all. Names with digits
     ("FTS5", "c7g.xlarge") are not quantities."""
     kept = _quantities(sentence)
-    for src in _SENTENCE_BREAK.split(source):
+    for src in SENTENCE_BREAK.split(source):
         numbers = _quantities(src)
         if kept & numbers and numbers - kept:
             return f"drops the number {sorted(numbers - kept)[0]!r} of a sentence it restates"

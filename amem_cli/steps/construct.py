@@ -19,9 +19,9 @@ from amem_cli.llm.base import LLM
 from amem_cli.llm.structured import clean_list, clean_sentence, dedupe_key, first_sentence, trim_words
 from amem_cli.models import Note
 from amem_cli.steps._common import StepStats, ask
-from amem_cli.steps.checks import context_problem, junk_label, thin_sentence, topic_labels, without_speakers
+from amem_cli.steps.checks import context_problem, junk_label, thin_sentence, topic_labels
 from amem_cli.steps._text import is_stop_or_vague, of_the_note, segments, tokens
-from amem_cli.text import words
+from amem_cli.text import without_speakers, words
 
 FIELDS = ("keywords", "tags", "context")
 MAX_KEYWORDS = 5

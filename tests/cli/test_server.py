@@ -9,6 +9,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import time
 
 import pytest
@@ -362,3 +363,17 @@ def test_servers_started_at_once_leave_exactly_one(amem, vault, amem_cmd):
         amem("server", "stop")
         for p in procs:
             p.wait(timeout=60)
+
+
+def test_the_search_and_show_clients_load_no_pipeline_or_service_module(amem, vault):
+    """The process a shell user waits on only asks the server and prints: it never loads
+    the note pipeline (`amem_cli.steps` costs ~58 ms to import) or the services."""
+    note_id = amem("add", "The walrus sleeps on the ice floe", check=True).stdout.strip()
+    probe = ("import sys; from amem_cli.cli.entry import main; sys.argv = ['amem', *sys.argv[1:]]\n"
+             "try: main()\nexcept SystemExit: pass\n"
+             "print('LOADED=' + ' '.join(sorted(m for m in sys.modules if m.startswith(('amem_cli.steps', 'amem_cli.services')))))")
+    for args in (["search", "walrus sleeps"], ["show", note_id]):
+        res = subprocess.run([sys.executable, "-c", probe, "--dir", str(vault), *args], capture_output=True, text=True,
+                             env={**os.environ, **SERVER}, timeout=120)
+        assert "walrus" in res.stdout, res.stderr
+        assert res.stdout.rstrip().rsplit("\n", 1)[-1] == "LOADED=", args

@@ -13,7 +13,8 @@ from amem_cli.llm.fake import ScriptedLLM
 from amem_cli.markdown import parse_note
 from amem_cli.steps import Neighbour, NewNote, construct, decide_evolution, note_context
 from amem_cli.steps.boxes import note_terms
-from amem_cli.steps.checks import context_problem, evolution_problem, junk_label, repeats, unfaithful
+from amem_cli.steps.checks import context_problem, evolution_problem, junk_label, unfaithful
+from amem_cli.text import repeats
 from amem_cli.steps.construct import extract_keywords, tags_from_keywords
 
 EMB = HashEmbedder()
