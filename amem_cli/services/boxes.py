@@ -162,32 +162,46 @@ class BoxFiler:
                     if box != DEFAULT_BOX:
                         total, count = topics.get(box, (0.0, 0))
                         topics[box] = (total + centred(np.asarray(vectors[i], dtype=np.float64), 1, mean), count + 1)
-        theirs = set(topics)
         matrix = centred(np.array([vectors[i] for i in ours], dtype=np.float64), 1, mean)
+        filed = self._cluster(ours, matrix, notes, topics, joinable=set(topics), people=people)
+        moved = self._write({i: [box] for i, box in filed.items() if notes[i].boxes != [box]})
+        return {"filed": len(filed), "moved": moved, "kept": len(notes) - len(filed),
+                "boxes": sorted(Counter(filed.values()).items(), key=lambda kv: (-kv[1], kv[0]))}
+
+    def _cluster(self, ids: list[str], matrix: Any, notes: Mapping[str, Note], topics: dict[str, tuple[Any, int]],
+                 joinable: Collection[str], people: Collection[str]) -> dict[str, str]:
+        """{note id: box} for the notes `ids` (rows of `matrix`: their vectors, `centred`),
+        as `rebuild` files them: grouped (`steps.boxes.groups`), each group of MIN_NOTES or
+        more a box (the box most of its notes were in, else one of the `joinable` boxes of
+        `topics` it is alike, else a new one named by its terms); the other notes go to the
+        box they are most alike when alike enough, else to the inbox. `topics` ({box:
+        (centred sum, notes)}) gains what is filed."""
         filed: dict[str, str] = {}
         left: list[int] = []
+        joinable = set(joinable)
+        used: set[str] = set()  # boxes given a group in this run: no other is "kept" in one but a joinable
         for group in sorted(groups(matrix, self.similarity), key=len, reverse=True):
             if len(group) < MIN_NOTES:
                 left += group
                 continue
             total = matrix[group].sum(axis=0)
-            box = self._kept(group, ours, notes, taken=set(topics) - theirs)
-            if box is None and theirs:
-                alike = max(theirs, key=lambda b: float(total @ topics[b][0]) / topics[b][1])
-                box = alike if float(total @ topics[alike][0]) / (topics[alike][1] * len(group)) >= self.similarity else None
+            box = self._kept(group, ids, notes, taken=used - joinable)
+            alike = [b for b in joinable if b in topics]
+            if box is None and alike:
+                best = max(alike, key=lambda b: float(total @ topics[b][0]) / topics[b][1])
+                box = best if float(total @ topics[best][0]) / (topics[best][1] * len(group)) >= self.similarity else None
             if box is None:
-                box = self._name([notes[ours[k]] for k in group], people, taken=set(topics))
+                box = self._name([notes[ids[k]] for k in group], people, taken=set(topics))
             if box is None:
                 left += group
                 continue
+            used.add(box)
             before = topics.get(box, (0.0, 0))
             topics[box] = (before[0] + total, before[1] + len(group))
-            filed.update({ours[k]: box for k in group})
+            filed.update({ids[k]: box for k in group})
         for k in left:
-            filed[ours[k]] = nearest(matrix[k], topics, self.similarity) or DEFAULT_BOX
-        moved = self._write({i: [box] for i, box in filed.items() if notes[i].boxes != [box]})
-        return {"filed": len(filed), "moved": moved, "kept": len(notes) - len(filed),
-                "boxes": sorted(Counter(filed.values()).items(), key=lambda kv: (-kv[1], kv[0]))}
+            filed[ids[k]] = nearest(matrix[k], topics, self.similarity) or DEFAULT_BOX
+        return filed
 
     @staticmethod
     def _kept(group: list[int], ids: list[str], notes: Mapping[str, Note], taken: Collection[str]) -> str | None:
