@@ -1,5 +1,7 @@
 """Filing notes into the vault's topics (`steps.boxes`): each new note once it is stored
-and embedded, and all of them again on `amem boxes --rebuild`.
+and embedded, and all of them again on `amem boxes --rebuild`. As notes come, the inbox
+is also swept now and then (`BoxFiler.sweep`): its notes that group as a rebuild groups
+them become a topic, named as the rebuild names it, so topics form without a rebuild.
 
 Only the notes amem filed are moved: those whose boxes are the ones it wrote
 (`Note.filed`), or that have none. A box a person gave a note, or moved it into by hand,
@@ -16,7 +18,7 @@ from typing import Any
 
 from ..index.sqlite import SqliteIndex
 from ..models import Note
-from ..steps.boxes import DEFAULT_BOX, MIN_NOTES, centred, groups, name, nearest, note_terms, vault_mean
+from ..steps.boxes import DEFAULT_BOX, JOIN_SLACK, MEAN_PRIOR, MIN_NOTES, centred, groups, name, nearest, note_terms, vault_mean
 from .indexer import Indexer
 from .writer import NoteWriter
 
@@ -26,6 +28,17 @@ NEIGHBOURS = 10
 # many}, the vault's mean vector notes are centred on (`steps.boxes.centred`): kept as notes
 # come, made exact by `amem boxes --rebuild`.
 VAULT_MEAN = "boxes_vault_mean"
+# No topic forms as notes come until the vault holds this many: what all its notes share
+# (its mean vector, `steps.boxes.vault_mean`) is not known before, and topics formed then
+# are of what the first notes share (on the judged set: a speaker's name, "maya" for a
+# wedding and a hike). The first sweep of the inbox then groups them all at once.
+MIN_VAULT = MEAN_PRIOR
+# Index meta key: how many notes the inbox held after its last sweep (`BoxFiler.sweep`).
+INBOX_SWEPT = "boxes_inbox_swept"
+# The inbox is swept once it holds this many notes more than after its last sweep, or a
+# quarter more when that is more: a sweep reads every boxed note's vector, so it comes
+# less often as the vault grows.
+SWEEP_AFTER = 5
 
 
 def amems(note: Note) -> bool:
@@ -49,7 +62,7 @@ class BoxFiler:
         import numpy as np
 
         todo = [n for n in notes if n.id in vectors and n.filed and n.boxes == [DEFAULT_BOX]]
-        if not todo:
+        if not todo or self.index.notes.count() < MIN_VAULT:
             return {}
         order = {n.id: k for k, n in enumerate(notes)}
         total, count = self._vault_sum([n.id for n in todo], len(vectors[todo[0].id]))
@@ -74,7 +87,7 @@ class BoxFiler:
             vector, mean = np.asarray(vectors[note.id], dtype=np.float64), means[note.id]
             near = [i for i, _ in hits if i != note.id and i in known and order.get(i, -1) < order[note.id]][:NEIGHBOURS]
             fits = {b: (centred(*topics[b], mean), topics[b][1]) for i in near for b in boxes[i] if b in topics}
-            if (box := nearest(centred(vector, 1, mean), fits, self.similarity)) is not None:
+            if (box := nearest(centred(vector, 1, mean), fits, self.similarity, slack=0.0)) is not None:
                 move([note.id], box)
                 topics[box] = (topics[box][0] + vector, topics[box][1] + 1)
                 continue
@@ -92,7 +105,40 @@ class BoxFiler:
             if box is not None:
                 move(members, box)
                 topics[box] = (matrix[group].sum(axis=0), len(group))
+        changes.update(self.sweep(changes, means[todo[-1].id], people))
         return changes
+
+    def sweep(self, filed: Mapping[str, list[str]], mean: Any, people: Collection[str]) -> dict[str, list[str]]:
+        """{note id: [box]} for the inbox's notes amem holds that now have a topic, once the
+        inbox has grown enough since its last sweep (SWEEP_AFTER): grouped as a rebuild
+        groups them (`_cluster`) against the vault's boxes as they are (with `filed`, what
+        this batch files), each group of MIN_NOTES or more joins the box it is alike or
+        forms a new one; an inbox note a box fits joins it. Only inbox notes move: no box
+        is renamed or emptied. `mean`: the vault's mean vector."""
+        import numpy as np
+
+        members = self.index.notes.box_notes(self._names())
+        inbox = [i for i in members.pop(DEFAULT_BOX, []) if i not in filed]
+        swept = int(self.index.get_meta(INBOX_SWEPT) or 0)
+        if len(inbox) < swept + max(SWEEP_AFTER, swept // 4):
+            return {}
+        for note_id, boxes in filed.items():
+            for box in boxes:
+                members.setdefault(box, []).append(note_id)
+        notes = self.index.notes.get_many(inbox, links=False)
+        vectors = self.indexer.vectors_of(sorted({*notes, *(i for ids in members.values() for i in ids)}))
+        ours = [i for i in inbox if i in notes and i in vectors and amems(notes[i])]
+        topics = {}
+        for box, ids in members.items():
+            found = [vectors[i] for i in ids if i in vectors]
+            if found:
+                topics[box] = (centred(np.asarray(found, dtype=np.float64).sum(axis=0), len(found), mean), len(found))
+        matrix = centred(np.array([vectors[i] for i in ours], dtype=np.float64).reshape(-1, len(mean)), 1, mean)
+        filed_now = self._cluster(ours, matrix, notes, topics, set(topics), people, slack=0.0)
+        out = {i: [box] for i, box in filed_now.items() if box != DEFAULT_BOX}
+        with self.index.transaction():
+            self.index.set_meta(INBOX_SWEPT, str(len(inbox) - len(out)))
+        return out
 
     def _vault_sum(self, exclude: Collection[str], dim: int) -> tuple[Any, int]:
         """(sum, count) of the vectors of the vault's notes filed so far, as kept; when none
@@ -169,13 +215,13 @@ class BoxFiler:
                 "boxes": sorted(Counter(filed.values()).items(), key=lambda kv: (-kv[1], kv[0]))}
 
     def _cluster(self, ids: list[str], matrix: Any, notes: Mapping[str, Note], topics: dict[str, tuple[Any, int]],
-                 joinable: Collection[str], people: Collection[str]) -> dict[str, str]:
+                 joinable: Collection[str], people: Collection[str], slack: float = JOIN_SLACK) -> dict[str, str]:
         """{note id: box} for the notes `ids` (rows of `matrix`: their vectors, `centred`),
         as `rebuild` files them: grouped (`steps.boxes.groups`), each group of MIN_NOTES or
         more a box (the box most of its notes were in, else one of the `joinable` boxes of
         `topics` it is alike, else a new one named by its terms); the other notes go to the
-        box they are most alike when alike enough, else to the inbox. `topics` ({box:
-        (centred sum, notes)}) gains what is filed."""
+        box they are most alike when alike enough (`slack`: `steps.boxes.nearest`), else to
+        the inbox. `topics` ({box: (centred sum, notes)}) gains what is filed."""
         filed: dict[str, str] = {}
         left: list[int] = []
         joinable = set(joinable)
@@ -200,7 +246,7 @@ class BoxFiler:
             topics[box] = (before[0] + total, before[1] + len(group))
             filed.update({ids[k]: box for k in group})
         for k in left:
-            filed[ids[k]] = nearest(matrix[k], topics, self.similarity) or DEFAULT_BOX
+            filed[ids[k]] = nearest(matrix[k], topics, self.similarity, slack) or DEFAULT_BOX
         return filed
 
     @staticmethod

@@ -25,7 +25,13 @@ def boxes(mem: AgentMemory, note_id: str) -> list[str]:
     return parse_note((mem.path / f"{note_id}.md").read_text(encoding="utf-8")).boxes
 
 
-def test_alike_notes_form_a_box_from_the_inbox_and_the_next_joins_it(vault):
+@pytest.fixture
+def small_vaults_file(monkeypatch):
+    """Topics form as notes come in a vault of any size (not only from MIN_VAULT notes)."""
+    monkeypatch.setattr("amem_cli.services.boxes.MIN_VAULT", 0)
+
+
+def test_alike_notes_form_a_box_from_the_inbox_and_the_next_joins_it(vault, small_vaults_file):
     with AgentMemory(vault, embedder="fake", llm="none") as mem:
         first, second = mem.add(BREAD[0]), mem.add(BREAD[1])
         assert boxes(mem, first.id) == boxes(mem, second.id) == ["inbox"]  # two alike notes are no topic yet
@@ -36,12 +42,50 @@ def test_alike_notes_form_a_box_from_the_inbox_and_the_next_joins_it(vault):
         assert mem.get(first.id).metadata["amem_boxes"] == ["sourdough"]  # amem's, as it wrote them
 
 
-def test_a_box_a_person_gave_is_kept_and_alike_notes_may_join_it(vault):
+def test_a_box_a_person_gave_is_kept_and_alike_notes_may_join_it(vault, small_vaults_file):
     with AgentMemory(vault, embedder="fake", llm="none") as mem:
         mine = [mem.add(text, boxes=["baking"]) for text in BREAD[:3]]
         assert [boxes(mem, n.id) for n in mine] == [["baking"]] * 3
         assert "amem_boxes" not in mem.get(mine[0].id).metadata  # the person's
         assert boxes(mem, mem.add(BREAD[3]).id) == ["baking"]
+
+
+# Notes alike none of the others: three words each, no word twice.
+OTHERS = [" ".join(words) for words in zip(*[iter(
+    """anchor bicycle candle dolphin engine falcon guitar harbour island jacket kettle ladder
+    magnet napkin orchard pencil quartz ribbon saddle tunnel umbrella violin walnut yacht zebra
+    acorn bucket canyon desert ember fossil glacier hammock igloo jigsaw kayak lantern meadow
+    nectar oyster pebble quiver raven scarf thimble unicorn velvet willow xylophone yogurt zipper
+    almond beacon cactus domino easel feather goblet hazel ivory jungle koala lemon mitten noodle
+    olive parrot quill rocket spruce tulip badger cobalt dagger eclipse fjord gazebo harpoon
+    iceberg juniper""".split())] * 3)]
+
+
+def test_no_topic_forms_until_the_vault_knows_what_its_notes_share_then_the_inbox_is_swept(vault):
+    """Before MIN_VAULT notes the vault's mean is unknown: every note waits in the inbox.
+    The add that brings the vault to MIN_VAULT sweeps the inbox: its alike notes form the
+    box the rebuild would make, though the note added is like none of them."""
+    from amem_cli.services.boxes import MIN_VAULT
+
+    with AgentMemory(vault, embedder="fake", llm="none") as mem:
+        bread = [mem.add(text) for text in BREAD]
+        others = [mem.add(text) for text in OTHERS[:MIN_VAULT - len(BREAD) - 1]]
+        assert {b for n in [*bread, *others] for b in boxes(mem, n.id)} == {"inbox"}
+        last = mem.add(OTHERS[MIN_VAULT - len(BREAD) - 1])
+        assert {tuple(boxes(mem, n.id)) for n in bread} == {("sourdough",)}
+        assert boxes(mem, last.id) == ["inbox"] and {b for n in others for b in boxes(mem, n.id)} == {"inbox"}
+
+
+def test_a_sweep_moves_only_inbox_notes_and_alike_ones_may_join_a_persons_box(vault):
+    from amem_cli.services.boxes import MIN_VAULT
+
+    with AgentMemory(vault, embedder="fake", llm="none") as mem:
+        mine = [mem.add(text, boxes=["baking"]) for text in BREAD[:3]]
+        alike = mem.add(BREAD[3])
+        for text in OTHERS[:MIN_VAULT - 4]:
+            mem.add(text)
+        assert [boxes(mem, n.id) for n in mine] == [["baking"]] * 3  # never renamed nor emptied
+        assert boxes(mem, alike.id) == ["baking"]  # an inbox note the person's box fits joins it
 
 
 def test_rebuild_files_amems_notes_again_and_leaves_a_persons_boxes(vault):
