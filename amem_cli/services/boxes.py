@@ -18,7 +18,7 @@ from typing import Any
 
 from ..index.sqlite import SqliteIndex
 from ..models import Note
-from ..steps.boxes import DEFAULT_BOX, JOIN_SLACK, MEAN_PRIOR, MIN_NOTES, centred, groups, name, nearest, note_terms, vault_mean
+from ..steps.boxes import DEFAULT_BOX, JOIN_SLACK, MEAN_PRIOR, MIN_NOTES, centred, groups, name, nearest, note_terms, used_as_verb, vault_mean
 from .indexer import Indexer
 from .writer import NoteWriter
 
@@ -179,6 +179,8 @@ class BoxFiler:
         `without` are what its terms are told apart from."""
         people = {w for p in people for w in p.lower().split()}
         terms = [note_terms(n.keywords, people) for n in notes]
+        verbs = {t for t in set().union(*terms) if used_as_verb(t, (n.content for n in notes))}
+        terms = [ts - verbs for ts in terms]
         counts = self.index.fulltext.notes_with((t for ts in terms for t in ts), without=without)
         return name(terms, counts, max(self.index.notes.count() - len(without), 1), taken)
 

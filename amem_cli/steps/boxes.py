@@ -15,8 +15,9 @@ topic is carried as (sum of its vectors, notes).
 A topic is named by its most distinctive term, by class-based TF-IDF as BERTopic names
 topics: the notes of the topic that hold a term, times log(1 + notes in the vault / notes
 holding it). Terms are the notes' keywords and their words; none is a stop word, a verb,
-a file extension, a number or id (`checks.junk_label`), or the name of someone who speaks
-in the vault's conversations (they are in every turn of their chats, not a topic).
+a file extension, a number or id (`checks.junk_label`), a verb as the topic's notes use it
+(`used_as_verb`), or the name of someone who speaks in the vault's conversations, or its
+start (they are in every turn of their chats, not a topic).
 """
 
 from __future__ import annotations
@@ -73,6 +74,16 @@ EXTENSIONS = frozenset(
     """.split()
 )
 _PAST = re.compile(r"[a-z]{3,}[^e]ed$")  # "decided", "showed"; not "need", "speed"
+# The words after which a word is a verb: a subject, "to", a modal or an auxiliary ("I hear",
+# "can't wait to hear", "we push"); after "the", "on", "that" it is more likely a noun ("push
+# notifications", "on tag push"). Apostrophes are dropped first ("can't" -> "cant").
+BEFORE_VERB = frozenset(
+    """
+    i you we they he she to can cant could couldnt will wont would wouldnt shall should
+    shouldnt must might may do dont does doesnt did didnt lets please ill youll well theyll
+    """.split()
+)
+_TOKEN = re.compile(r"[a-z]+")
 
 
 def namable(term: str, people: Collection[str] = ()) -> bool:
@@ -84,9 +95,21 @@ def namable(term: str, people: Collection[str] = ()) -> bool:
         return False
     for word in parts:
         if (len(word) < 3 or is_stop_or_vague(word) or word in VERBS or word in GENERIC or word in EXTENSIONS or _PAST.match(word)
-                or word in people or not any(ch.isalpha() for ch in word)):
-            return False
+                or any(person.startswith(word) for person in people) or not any(ch.isalpha() for ch in word)):
+            return False  # (a person's name begun is theirs: "mel" for Melanie)
     return True
+
+
+def used_as_verb(term: str, texts: Iterable[str]) -> bool:
+    """Whether the one-word `term` is a verb in `texts` (a topic's notes), by a rule and no
+    tagger: at least half the times it occurs, the word before it is one a verb follows
+    (`BEFORE_VERB`: "I hear", "to hear"). A phrase is no verb."""
+    if "-" in term or " " in term:
+        return False
+    before = [tokens[k - 1] if k else "" for text in texts
+              for tokens in [_TOKEN.findall(text.lower().replace("'", "").replace("\u2019", ""))]
+              for k, token in enumerate(tokens) if token == term]
+    return bool(before) and 2 * sum(b in BEFORE_VERB for b in before) >= len(before)
 
 
 def note_terms(keywords: Sequence[str], people: Collection[str] = ()) -> set[str]:

@@ -30,7 +30,7 @@ from amem_cli.steps import (
 from amem_cli.steps.construct import candidate_phrases, tags_from_keywords
 from amem_cli.steps import boxes as boxes_step
 from amem_cli.steps._text import grounded, slugify
-from amem_cli.steps.boxes import groups, name, namable, nearest, note_terms
+from amem_cli.steps.boxes import groups, name, namable, nearest, note_terms, used_as_verb
 from amem_cli.text import STOPWORDS
 
 NOTE = (
@@ -567,6 +567,19 @@ def test_a_topic_is_named_by_its_most_distinctive_shared_term():
 def test_no_box_is_named_by_a_verb_a_stop_word_a_file_extension_a_date_or_a_speaker(term):
     assert not namable(term, people={"andrew"})
     assert note_terms([term, "Dolomites"], people={"andrew"}) == {"dolomites"}
+
+
+def test_no_box_is_named_by_the_start_of_a_speakers_name():
+    assert not namable("mel", people={"melanie", "caroline"})  # what Caroline calls Melanie
+    assert namable("melody", people={"melanie"})
+
+
+def test_a_word_is_a_verb_where_the_topics_notes_use_it_after_a_subject_to_or_a_modal():
+    assert used_as_verb("hear", ["Caroline: I hear the new job is going well!", "Can't wait to hear about it.",
+                                 "The hear-say was wrong."])  # two of its three uses
+    assert not used_as_verb("push", ["Push notifications open the wrong tab.", "Publish on tag push."])
+    assert not used_as_verb("hike", ["The hike was long.", "We hike on Sundays.", "A hike in the fog."])  # one of three
+    assert not used_as_verb("tax-service", ["We tax-service"]) and not used_as_verb("hear", ["nothing here"])
 
 
 def test_slugify():
