@@ -63,8 +63,22 @@ VERBS = frozenset(
     actually already also anyway basically definitely maybe probably really still soon
     """.split()
 )
-# Nouns too general to name a topic: when, how much, a thing.
-GENERIC = frozenset("day days end lot lots month months part thing things time times way week weeks year years".split())
+# Nouns too general to name a topic: when, how much, a thing, anyone.
+GENERIC = frozenset(
+    """
+    day days end lot lots month months part thing things time times way week weeks year years
+    anything everything nothing something anyone everyone someone
+    """.split()
+)
+# A chat's greetings, cheers and praise: in any of its topics, none ("hey", "wow", "awesome"
+# were boxes of 8-25 turns of a LoCoMo dev chat).
+CHAT_WORDS = frozenset(
+    """
+    hey hi hello bye goodbye wow yay oh ooh aw thanks thank congrats congratulations lol omg
+    okay yeah sure amazing awesome beautiful cool exciting excited fantastic fun glad good great
+    happy lovely nice wonderful
+    """.split()
+)
 # File name extensions: a file's type is no topic ("png" held a note on code review).
 EXTENSIONS = frozenset(
     """
@@ -88,13 +102,13 @@ _TOKEN = re.compile(r"[a-z]+")
 
 def namable(term: str, people: Collection[str] = ()) -> bool:
     """Whether a box may be named by `term`: each of its words has letters and is no stop
-    word, verb, general noun ("week") or file extension, it is no number, date, id or file (`junk_label`), and
+    word, verb, general noun ("week"), chat word ("wow", `CHAT_WORDS`) or file extension, it is no number, date, id or file (`junk_label`), and
     it names none of `people` (lower-cased words of names)."""
     parts = words(term)
     if not parts or junk_label(term) is not None:
         return False
     for word in parts:
-        if (len(word) < 3 or is_stop_or_vague(word) or word in VERBS or word in GENERIC or word in EXTENSIONS or _PAST.match(word)
+        if (len(word) < 3 or is_stop_or_vague(word) or word in VERBS or word in GENERIC or word in CHAT_WORDS or word in EXTENSIONS or _PAST.match(word)
                 or any(person.startswith(word) for person in people) or not any(ch.isalpha() for ch in word)):
             return False  # (a person's name begun is theirs: "mel" for Melanie)
     return True

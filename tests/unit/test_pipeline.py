@@ -563,7 +563,8 @@ def test_a_topic_is_named_by_its_most_distinctive_shared_term():
     assert name([{"stripe"}, {"invoice"}], vault, 100) is None  # no term two of its notes share
 
 
-@pytest.mark.parametrize("term", ["decided", "prefers", "showed", "finally", "png", "json", "the", "week", "2024-03-29", "andrew"])
+@pytest.mark.parametrize("term", ["decided", "prefers", "showed", "finally", "png", "json", "the", "week", "2024-03-29", "andrew",
+                                  "something", "wow", "awesome"])
 def test_no_box_is_named_by_a_verb_a_stop_word_a_file_extension_a_date_or_a_speaker(term):
     assert not namable(term, people={"andrew"})
     assert note_terms([term, "Dolomites"], people={"andrew"}) == {"dolomites"}
