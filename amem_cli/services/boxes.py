@@ -117,22 +117,20 @@ class BoxFiler:
         is renamed or emptied. `mean`: the vault's mean vector."""
         import numpy as np
 
-        members = self.index.notes.box_notes(self._names())
-        inbox = [i for i in members.pop(DEFAULT_BOX, []) if i not in filed]
+        inbox = [i for i in self.index.notes.box_notes([DEFAULT_BOX]).get(DEFAULT_BOX, []) if i not in filed]
         swept = int(self.index.get_meta(INBOX_SWEPT) or 0)
         if len(inbox) < swept + max(SWEEP_AFTER, swept // 4):
             return {}
-        for note_id, boxes in filed.items():
-            for box in boxes:
-                members.setdefault(box, []).append(note_id)
+        stored = self._topics(self._names() - {DEFAULT_BOX})
         notes = self.index.notes.get_many(inbox, links=False)
-        vectors = self.indexer.vectors_of(sorted({*notes, *(i for ids in members.values() for i in ids)}))
+        vectors = self.indexer.vectors_of(sorted({*notes, *filed}))
+        for note_id, boxes in filed.items():  # what this batch files, not written yet
+            for box in boxes:
+                if note_id in vectors:
+                    total, count = stored.get(box, (0.0, 0))
+                    stored[box] = (total + np.asarray(vectors[note_id], dtype=np.float64), count + 1)
+        topics = {box: (centred(total, count, mean), count) for box, (total, count) in stored.items()}
         ours = [i for i in inbox if i in notes and i in vectors and amems(notes[i])]
-        topics = {}
-        for box, ids in members.items():
-            found = [vectors[i] for i in ids if i in vectors]
-            if found:
-                topics[box] = (centred(np.asarray(found, dtype=np.float64).sum(axis=0), len(found), mean), len(found))
         matrix = centred(np.array([vectors[i] for i in ours], dtype=np.float64).reshape(-1, len(mean)), 1, mean)
         filed_now = self._cluster(ours, matrix, notes, topics, set(topics), people, slack=0.0)
         out = {i: [box] for i, box in filed_now.items() if box != DEFAULT_BOX}
