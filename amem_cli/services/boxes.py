@@ -211,6 +211,8 @@ class BoxFiler:
         matrix = centred(np.array([vectors[i] for i in ours], dtype=np.float64), 1, mean)
         filed = self._cluster(ours, matrix, notes, topics, joinable=set(topics), people=people)
         moved = self._write({i: [box] for i, box in filed.items() if notes[i].boxes != [box]})
+        with self.index.transaction():  # the inbox as this leaves it is the next sweep's start
+            self.index.set_meta(INBOX_SWEPT, str(sum(box == DEFAULT_BOX for box in filed.values())))
         return {"filed": len(filed), "moved": moved, "kept": len(notes) - len(filed),
                 "boxes": sorted(Counter(filed.values()).items(), key=lambda kv: (-kv[1], kv[0]))}
 
