@@ -321,3 +321,9 @@ def facade_on(vault: Path, **settings):
     from amem_cli.operations import Facade
 
     return Facade(load_settings(dir=str(vault), **{"embedder": "fake", "llm": "none", **settings}), create=True)
+
+
+@pytest.fixture
+def small_vaults_file(monkeypatch):
+    """Topics form as notes come in a vault of any size (not only from MIN_VAULT notes)."""
+    monkeypatch.setattr("amem_cli.services.boxes.MIN_VAULT", 0)

@@ -25,12 +25,6 @@ def boxes(mem: AgentMemory, note_id: str) -> list[str]:
     return parse_note((mem.path / f"{note_id}.md").read_text(encoding="utf-8")).boxes
 
 
-@pytest.fixture
-def small_vaults_file(monkeypatch):
-    """Topics form as notes come in a vault of any size (not only from MIN_VAULT notes)."""
-    monkeypatch.setattr("amem_cli.services.boxes.MIN_VAULT", 0)
-
-
 def test_alike_notes_form_a_box_from_the_inbox_and_the_next_joins_it(vault, small_vaults_file):
     with AgentMemory(vault, embedder="fake", llm="none") as mem:
         first, second = mem.add(BREAD[0]), mem.add(BREAD[1])

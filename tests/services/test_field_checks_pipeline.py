@@ -53,7 +53,7 @@ UNRELATED = [
 ]
 
 
-def test_unrelated_notes_are_not_filed_together_and_alike_ones_are(vault):
+def test_unrelated_notes_are_not_filed_together_and_alike_ones_are(vault, small_vaults_file):
     with AgentMemory(vault, embedder="fake", llm="none") as mem:
         notes = [mem.add(text) for text in UNRELATED]
         sizes = Counter(b for n in notes for b in mem.get(n.id).boxes if b != "inbox")

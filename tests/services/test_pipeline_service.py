@@ -365,7 +365,7 @@ CHAT = [
 ]
 
 
-def test_people_who_speak_in_a_chat_name_no_box_and_a_heading_label_still_can(vault):
+def test_people_who_speak_in_a_chat_name_no_box_and_a_heading_label_still_can(vault, small_vaults_file):
     with AgentMemory(vault, embedder="fake", llm="none") as mem:
         chat = mem.add_many({"content": c} for c in CHAT)
         assert {"Ann", "Bob"} <= {k for n in chat for k in n.keywords}  # their names are words of the turns
