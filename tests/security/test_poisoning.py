@@ -112,7 +112,7 @@ def test_an_obedient_model_cannot_take_evolution_past_its_rules(neighbours):
             for name in after:  # filed from the inbox into a topic of the vault's notes: amem's, not the model's
                 if after[name].boxes != before[name].boxes:
                     assert before[name].boxes == ["inbox"] and before[name].filed and after[name].filed
-                    after[name] = replace(after[name], boxes=before[name].boxes,
+                    after[name] = replace(after[name], boxes=before[name].boxes, updated_at=before[name].updated_at,
                                           metadata={**after[name].metadata, "amem_boxes": before[name].metadata["amem_boxes"]})
             changed = [name for name in after if after[name] != before[name]]
             assert len(changed) <= MAX_LINKS
