@@ -509,11 +509,9 @@ def judge(new_text: str, old_text: str) -> Verdict:
     unsure: str | None = None
     long = not states_one_thing(new_text)
     many = not states_one_thing(old_text)  # the older note says many things
-    # ... and one of them only its own speaker says again: a person, not a model's answer
-    own_words = new_speaker == old_speaker and old_speaker not in _MODELS
     keeping = _keeping(new)
     held = [bool(keeping) and _held(os_, keeping) for os_ in old]
-    if many and not own_words:  # nothing of it can change: only why not is left to say
+    if not may_change(new_text, old_text):  # nothing of it can change: only why not is left to say
         return Verdict(NO, _last_why_not(new, old, held))
     why_not = "no value of the older note changes"
     for ns in new:
@@ -527,7 +525,7 @@ def judge(new_text: str, old_text: str) -> Verdict:
             if not _related(os_, ns):
                 continue
             if many:  # only a statement of it said again with another value ("I've tried three" -> "four")
-                conflict = _conflict(os_, ns) if own_words else None
+                conflict = _conflict(os_, ns)
                 if conflict and (conflict[3] or is_ordinal(conflict[1].text)):
                     return Verdict(SUPERSEDES, f"{conflict[0].kind}: {conflict[0]} -> {conflict[1]} (said again)")
                 continue
@@ -572,6 +570,16 @@ def judge(new_text: str, old_text: str) -> Verdict:
 def states_one_thing(text: str) -> bool:
     """Whether a note is short enough to state one thing (see the module's docstring)."""
     return len(speaker(text)[1].split()) <= SHORT_NOTE
+
+
+def may_change(new_text: str, old_text: str) -> bool:
+    """Whether anything `old_text` states can be changed by `new_text`: a note that states
+    one thing can; a long one (many facts) only where its own speaker, a person and not a
+    model's answer, speaks again (see the module's docstring)."""
+    if states_one_thing(old_text):
+        return True
+    old_speaker = speaker(old_text)[0]
+    return speaker(new_text)[0] == old_speaker and old_speaker not in _MODELS
 
 
 def changing_words(text: str) -> str:
