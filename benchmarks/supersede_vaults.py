@@ -26,6 +26,17 @@ from internals import services  # noqa: E402
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+def undo_supersessions(memory) -> int:
+    """Undo every supersession the vault holds (those an earlier version found as it built
+    it), so that what is found next is the detector's under test alone; how many."""
+    c = services(memory)
+    notes = c.index.notes.list(newest_first=False)
+    pairs = [(old, n.id) for n in notes for old in n.supersedes]
+    for old, new in pairs:
+        c.supersessions.undo(old, new)
+    return len(pairs)
+
+
 def find_supersessions(memory) -> int:
     """Run the detector over the vault's notes, oldest first; the links it made."""
     from amem_cli.steps.supersede import SUPERSEDES
