@@ -10,7 +10,8 @@ reading of ordinary language, not a list of cases:
 
 - The newer note is read a sentence and a clause at a time. A question, a sentence that
   supposes ("if we moved", "would it be worth"), and a clause that keeps a value ("still
-  7pm", "laptops unaffected") change nothing; a value said again is not changed.
+  7pm", "laptops unaffected") change nothing; a value said again is not changed. An older
+  sentence that only asks states nothing to change; "I had no idea X" denies no X.
 - A long older note (an assistant's answer, minutes: more than `SHORT_NOTE` words) holds
   many facts: it is superseded only where its own speaker (a person, not a model's answer)
   says one of its statements again with another value ("I've tried three Korean places"
@@ -394,6 +395,10 @@ def _ended(old: Sentence, new: Sentence, cue: bool) -> str | None:
     return None
 
 
+# Words of knowing: what follows them is so whether or not the speaker knew it.
+_KNOWING = frozenset("know knew known realize realized realise realised idea aware".split())
+
+
 def _negated_stems(text: str) -> tuple[set[str], set[str], set[str]]:
     """(stems said, stems denied, stems denied first): the two content words just after
     a negation are denied, the first of them most plainly ("not part of CI")."""
@@ -403,6 +408,8 @@ def _negated_stems(text: str) -> tuple[set[str], set[str], set[str]]:
         for word in re.findall(r"[\w'’-]+", clause.casefold()):
             if _NEGATION.fullmatch(word) or word.endswith(("n't", "n’t")):
                 left = 2
+            elif left and word in _KNOWING:  # "I had no idea X", "didn't know X": X is so, not denied
+                left = 0
             elif not is_stopword(word) and (s := root(word)) not in GENERIC:
                 (denied if left else said).add(s)
                 if left == 2:
@@ -481,6 +488,12 @@ def _gated(new: Sentence) -> str | None:
     return None
 
 
+def _only_asks(old: Sentence) -> bool:
+    """An older sentence that only asks ("Which country hosted the games?") states nothing
+    a newer note could change."""
+    return all(c.gate == "asks" for c in old.clauses)
+
+
 def _apart(old: Sentence, new: Sentence, held: bool) -> str | None:
     """Why two sentences are not compared: they speak of two things, or the newer keeps
     the older (`held`)."""
@@ -522,7 +535,7 @@ def judge(new_text: str, old_text: str) -> Verdict:
             if why := _apart(os_, ns, kept):
                 why_not = why
                 continue
-            if not _related(os_, ns):
+            if not _related(os_, ns) or _only_asks(os_):
                 continue
             if many:  # only a statement of it said again with another value ("I've tried three" -> "four")
                 conflict = _conflict(os_, ns)

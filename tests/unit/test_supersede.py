@@ -48,6 +48,15 @@ def test_a_changed_value_supersedes(old, new, changed):
      "new office is."),
     ("user: I don't actually drive on weekdays. I take the train on Mondays and Fridays.",
      "user: I actually already have two cats and a dog, and they seem to get along well."),
+    # an older note that only asks states nothing to change
+    ("user: What is the percentage of international students at the University of Leeds?",
+     "assistant: I cannot provide live data. However, according to the latest available data from the university of "
+     "leeds website, about 20% of students are international."),
+    ("user: Did the role of storytelling change as the Scottish Highlands developed?",
+     "user: I've heard a lot about Burns, but I didn't realize he was from the Scottish Highlands. Tell me more?"),
+    # "I had no idea X", "I didn't know X": X is so, not denied
+    ("user: I didn't know that soil temperature mattered so much for tomato seedlings. Why is that?",
+     "user: Wow, I had no idea that soil temperature was so important for seedlings. What range is best?"),
 ])
 def test_close_notes_that_change_nothing_are_not_linked(old, new):
     assert judge(new, old).decision == NO
