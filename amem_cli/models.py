@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Any
 
 from .timeutil import to_datetime
-from .text import passages
 
 # Frontmatter keys amem owns, in the order they are written.
 NOTE_KEYS = (
@@ -146,40 +145,6 @@ class Note:
             if fields.get(key) is not None:
                 fields[key] = to_datetime(fields[key])
         return cls(**fields)
-
-    def embedding_text(self) -> str:
-        """What gets embedded: the content with its lead sentence again (what it is
-        about, `steps.construct.summary_sentence`), its context, keywords and tags."""
-        return self._with_fields(self.content.strip())
-
-    def embedding_texts(self) -> list[str]:
-        """What gets embedded, one vector each: the embedding text, or for a note longer
-        than an embedder reads at once, its passages (`text.passages`), the first with
-        the note's context, keywords and tags."""
-        first, *rest = passages(self.content.strip())
-        return [self._with_fields(first), *rest]
-
-    def _with_fields(self, content: str) -> str:
-        from .steps.construct import summary_sentence  # (steps import models)
-
-        parts = [content]
-        lead = summary_sentence(self.content)
-        if lead:  # what the note is about, weighed twice (see `summary_sentence`)
-            parts.append(lead)
-        if self.context and self.context.strip() != lead:
-            parts.append(self.context.strip())
-        if self.keywords:
-            parts.append("Keywords: " + ", ".join(self.keywords))
-        if self.tags:
-            parts.append("Tags: " + ", ".join(self.tags))
-        return "\n".join(parts)
-
-    def embedding_source(self) -> str:
-        """What the note's vectors are made of (their hash tells when they are stale): the
-        embedded text and the fields a model wrote, which its second vector is made
-        without (`steps.construct.deterministic_version`)."""
-        text = self.embedding_text()
-        return f"{text}\x00{','.join(self.generated)}" if self.generated else text
 
 
 @dataclass

@@ -72,7 +72,7 @@ def make_packets(base_path: Path, challenger_path: Path, name: str, *, part_size
             continue
         order = [("base", b), ("challenger", c)]
         rng.shuffle(order)
-        item = f"{name}-{n:03d}"
+        item = f"x-{n:03d}"  # names no method: the comparison's name would tell a judge what A and B may be
         items.append({"item": item, "note": b["text"], "created": b.get("created", "")[:10],
                       "A": {f: shown(order[0][1])[f] for f in differ}, "B": {f: shown(order[1][1])[f] for f in differ},
                       "judge": differ})

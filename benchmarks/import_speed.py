@@ -124,11 +124,12 @@ def embedding_alone(vault: Path, embedder: str) -> tuple[float, float, int]:
     (what an import embeds: content, context, keywords, tags; in batches of the import's
     size), and how many: the import's ceiling."""
     from amem_cli.api import AgentMemory
+    from amem_cli.retrieve.fields import embedding_text
     from amem_cli.services.indexer import EMBED_BATCH
 
     with AgentMemory(vault, embedder=embedder, llm="none") as memory:
         index = services(memory).index
-        texts = [n.embedding_text() for n in index.notes.get_many(index.notes.ids()).values()]
+        texts = [embedding_text(n) for n in index.notes.get_many(index.notes.ids()).values()]
         model = services(memory).embedder
         model.embed(texts[:8])  # loaded and warm, as in the server
         cpu0, t0 = time.process_time(), time.perf_counter()

@@ -33,6 +33,10 @@ class Fields(Protocol):
         """{column: text} of the note's full-text row."""
         ...
 
+    def embedding_source(self, note: Note) -> str:
+        """What the note's vectors are made of (the row keeps its hash, to tell when they are stale)."""
+        ...
+
 
 class FullText:
     def __init__(self, conn: Connection, fields: Fields):

@@ -198,7 +198,7 @@ def m011_stated_times(db):
 
 @migrations()
 def m012_passages(db):
-    # A note longer than the embedder's window is embedded as passages (`Note.embedding_texts`):
+    # A note longer than the embedder's window is embedded as passages (`retrieve.fields.embedding_texts`):
     # embed the long notes again so their later passages get vectors.
     from ..text import passages
 

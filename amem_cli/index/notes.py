@@ -37,7 +37,7 @@ class NoteStore:
     # -- writes -----------------------------------------------------------
     def upsert(self, note: Note, path: str) -> None:
         """Index a note (replacing what was indexed under its id)."""
-        text = note.embedding_source()
+        text = self.fulltext.fields.embedding_source(note)
         row = {
             "id": note.id,
             "path": path,

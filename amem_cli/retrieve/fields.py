@@ -1,6 +1,6 @@
 """What search keeps of a note in the index besides the note itself: who says it, the
-times its text states, and its full-text row (which fields go in, in whose words, and
-how much each column counts). The index stores what these rules make; the rules are
+times its text states, its full-text row (which fields go in, in whose words, and how
+much each column counts) and the text its vectors are made of. The index stores what these rules make; the rules are
 search's, and the composition root hands them to the index (`SqliteIndex(path, SearchFields())`).
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 from ..models import Note
-from ..text import chat_role
+from ..steps.construct import summary_sentence
+from ..text import chat_role, passages
 from ..time_phrases import stated_words
 from ..timeutil import date_words
 
@@ -33,10 +34,47 @@ def speaker_of(note: Note) -> str | None:
     return m.group(1) if m else chat_role(note.content)
 
 
+def embedding_text(note: Note) -> str:
+    """What gets embedded: the content with its lead sentence again (what it is about,
+    `steps.construct.summary_sentence`), its context, keywords and tags."""
+    return _with_fields(note, note.content.strip())
+
+
+def embedding_texts(note: Note) -> list[str]:
+    """What gets embedded, one vector each: the embedding text, or for a note longer than
+    an embedder reads at once, its passages (`text.passages`), the first with the note's
+    context, keywords and tags."""
+    first, *rest = passages(note.content.strip())
+    return [_with_fields(note, first), *rest]
+
+
+def _with_fields(note: Note, content: str) -> str:
+    parts = [content]
+    lead = summary_sentence(note.content)
+    if lead:  # what the note is about, weighed twice (see `summary_sentence`)
+        parts.append(lead)
+    if note.context and note.context.strip() != lead:
+        parts.append(note.context.strip())
+    if note.keywords:
+        parts.append("Keywords: " + ", ".join(note.keywords))
+    if note.tags:
+        parts.append("Tags: " + ", ".join(note.tags))
+    return "\n".join(parts)
+
+
+def embedding_source(note: Note) -> str:
+    """What the note's vectors are made of (their hash tells when they are stale): the
+    embedded text and the fields a model wrote, which its second vector is made without
+    (`steps.construct.deterministic_version`)."""
+    text = embedding_text(note)
+    return f"{text}\x00{','.join(note.generated)}" if note.generated else text
+
+
 class SearchFields:
     """The rules above, as the index is handed them."""
 
     weights = FULLTEXT_WEIGHTS
+    embedding_source = staticmethod(embedding_source)
 
     @staticmethod
     def features(note: Note) -> dict[str, str | None]:

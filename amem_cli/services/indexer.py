@@ -17,6 +17,7 @@ from ..ids import collision_id, collision_prefix, settle_ids
 from ..index.sqlite import SqliteIndex
 from ..index.vectors import VectorIndex, note_of, passage_id, vector_ids
 from ..models import Note, SyncReport
+from ..retrieve.fields import embedding_texts
 from ..vault import MAX_NOTE_BYTES, FileStat, Vault, content_hash
 from ..changes import plan_changes
 from .jobs import QUEUED
@@ -310,7 +311,7 @@ class Indexer:
         """Start embedding these notes' texts on a background thread (the model runs outside
         the GIL), so the files are written while the model works; `flush_vectors` takes the
         vectors from here. The text is the key: a note changed meanwhile is embedded anew."""
-        texts = list(dict.fromkeys(text for n in notes for text in n.embedding_texts()))
+        texts = list(dict.fromkeys(text for n in notes for text in embedding_texts(n)))
         if not texts:
             return
         if self._embedding_thread is None:
@@ -347,9 +348,9 @@ class Indexer:
         from what it says."""
         out: dict[str, str] = {}
         for note in notes:
-            whole, *rest = note.embedding_texts()
+            whole, *rest = embedding_texts(note)
             out[note.id] = whole
-            if note.id in deterministic and (own := deterministic[note.id].embedding_texts()[0]) != whole:
+            if note.id in deterministic and (own := embedding_texts(deterministic[note.id])[0]) != whole:
                 out[vector_ids(note.id)[1]] = own
             out.update((passage_id(note.id, n), text) for n, text in enumerate(rest, 2))
         return out

@@ -180,49 +180,59 @@ def current_first(hits: list[SearchHit], index, *, as_of: datetime | None, limit
                   allowed: Callable[[Iterable[str]], set[str]]) -> list[SearchHit]:
     """The hits with every note a hit was superseded by (as of `as_of`) ranked just above
     it, brought in when the search did not find it (if `allowed` lets it through: the
-    search's filters), and each hit marked with what it replaces and what replaced it."""
-    chains = _chains(index, [h.note.id for h in hits], as_of)
-    if not chains:
+    search's filters), and each hit marked with what it replaces and what replaced it.
+
+    The chains are read off the hits' notes, which the index hands out with every
+    supersession either note states (`NoteStore.get_many`): no second lookup per search."""
+    if not any(h.note.supersedes or h.note.superseded_by for h in hits):
         return hits
+    dates = _dates(index, [h.note for h in hits], as_of)
+    chains = {h.note.id: _chain(h.note, dates) for h in hits}
     by_id = {h.note.id: h for h in hits}
-    missing = [n for h in hits for n in chains.get(h.note.id, {}).get("superseded_by", []) if n not in by_id]
+    missing = [n for h in hits for n in chains[h.note.id]["superseded_by"] if n not in by_id]
     if missing:
         welcome = allowed(missing)
-        for note in index.notes.get_many([m for m in dict.fromkeys(missing) if m in welcome]).values():
-            older = next(h for h in hits if note.id in chains.get(h.note.id, {}).get("superseded_by", []))
+        brought = list(index.notes.get_many([m for m in dict.fromkeys(missing) if m in welcome]).values())
+        dates |= _dates(index, brought, as_of)
+        for note in brought:
+            older = next(h for h in hits if note.id in chains[h.note.id]["superseded_by"])
             by_id[note.id] = SearchHit(note, older.score, {"replaces": {"of": older.note.id}})
-        chains = _chains(index, list(by_id), as_of)
+            chains[note.id] = _chain(note, dates)
     ranked = _newer_above(sorted(by_id.values(), key=lambda h: -h.score), chains)[:limit]
-    dates = index.notes.created({i for c in chains.values() for ids in c.values() for i in ids})
     for hit in ranked:
-        chain = chains.get(hit.note.id, {})
-        hit.replaces = [{"id": i, "date": _iso(dates.get(i))} for i in chain.get("supersedes", [])]
-        hit.replaced_by = [{"id": i, "date": _iso(dates.get(i))} for i in chain.get("superseded_by", [])]
+        chain = chains[hit.note.id]
+        hit.replaces = [{"id": i, "date": _iso(dates[i])} for i in chain["supersedes"]]
+        hit.replaced_by = [{"id": i, "date": _iso(dates[i])} for i in chain["superseded_by"]]
     return ranked
 
 
-def _chains(index, ids: list[str], as_of: datetime | None) -> dict[str, dict[str, list[str]]]:
-    """`SupersessionStore.of` the notes, without supersessions by notes created
-    after `as_of` (nor those notes)."""
-    found = index.supersessions.of(ids)
-    if as_of is None or not found:
-        return found
-    created = index.notes.created({i for c in found.values() for v in c.values() for i in v} | set(found))
-    late = {i for i, c in created.items() if c is not None and to_utc(c) > to_utc(as_of)}
-    return {n: {k: [i for i in v if i not in late] for k, v in c.items()} for n, c in found.items() if n not in late}
+def _dates(index, notes: list[Note], as_of: datetime | None) -> dict[str, datetime | None]:
+    """{note: when it was created} for the notes these supersede or are superseded by,
+    those that exist and (with `as_of`) were created by then."""
+    named = {i for n in notes for i in (*n.supersedes, *n.superseded_by)}
+    created = index.notes.created(named)
+    if as_of is None:
+        return created
+    return {i: c for i, c in created.items() if c is None or to_utc(c) <= to_utc(as_of)}
+
+
+def _chain(note: Note, dates: dict[str, datetime | None]) -> dict[str, list[str]]:
+    """The notes `note` supersedes and is superseded by, of those in `dates` (a name
+    written by hand that names no note, or a note created after `as_of`, is left out)."""
+    return {kind: [i for i in getattr(note, kind) if i in dates and i != note.id]
+            for kind in ("supersedes", "superseded_by")}
 
 
 def _newer_above(hits: list[SearchHit], chains: dict[str, dict[str, list[str]]]) -> list[SearchHit]:
     """Each note moved up to just above the highest-ranked note it supersedes."""
     ranked = list(hits)
+    newer = {h.note.id: set(chains.get(h.note.id, {}).get("superseded_by", ())) for h in hits}
     for _ in range(len(ranked)):  # a chain of n notes settles in n passes
-        moved = False
         for i, hit in enumerate(ranked):
-            newer = [j for j, h in enumerate(ranked) if j > i and h.note.id in chains.get(hit.note.id, {}).get("superseded_by", [])]
-            if newer:
-                ranked.insert(i, ranked.pop(newer[0]))
-                moved = True
+            j = next((j for j in range(i + 1, len(ranked)) if ranked[j].note.id in newer[hit.note.id]), None)
+            if j is not None:
+                ranked.insert(i, ranked.pop(j))
                 break
-        if not moved:
+        else:
             break
     return ranked

@@ -4,9 +4,9 @@ A box is a topic that emerges from the vault's own notes: a group of alike notes
 by its most distinctive term. A note no topic fits waits in `inbox` until enough alike
 notes form one.
 
-Notes are alike by their vectors (what `Note.embedding_text` embeds: the text with its
-keywords, tags and context), less the vault's mean vector (`centred`: what all its notes
-share is no topic). Two groups of notes are one topic when the mean similarity between
+Notes are alike by their vectors (what `retrieve.fields.embedding_text` embeds: the text
+with its keywords, tags and context), less the vault's mean vector (`centred`: what all
+its notes share is no topic). Two groups of notes are one topic when the mean similarity between
 the notes of one and those of the other is at least `similarity` (average linkage); a
 note joins the topic it is most alike, by its mean similarity to the topic's notes. That
 mean is the dot product of the two groups' sums over the product of their sizes, so a

@@ -392,7 +392,7 @@ def summary_sentence(text: str, *, max_words: int = CONTEXT_MAX_WORDS) -> str:
     """The note's first sentence that says something (a transcript's speaker labels and
     Markdown markers stripped; the very first when none does), trimmed to `max_words`.
     Not a context (it would only repeat the note): the note's vector weighs it twice
-    (`Note.embedding_text`), as it did while every context was this sentence. Without it
+    (`retrieve.fields.embedding_text`), as it did while every context was this sentence. Without it
     the vectors moved, and with them the links the graph ranks by: LoCoMo dev MRR -0.014
     [-0.026, -0.003] (504 questions, --llm none); the full-text row holding it again
     changed nothing (-0.014)."""

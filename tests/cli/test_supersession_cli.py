@@ -125,6 +125,17 @@ def test_a_person_writes_supersedes_by_hand(run, vault):
     assert json.loads(run("show", old, "--json").stdout)["superseded_by"] == ["offsite"]
 
 
+def test_a_supersession_naming_no_note_marks_nothing(run, vault):
+    """A name written by hand that names no note (a typo, a note since deleted) is kept in
+    the file, but search neither marks a hit with it nor moves anything for it."""
+    old = add(run, "The team offsite is in Lisbon.", "--created", "2024-01-05")["id"]
+    (vault / "offsite.md").write_text("---\nsupersedes:\n- '[[no-such-note]]'\n---\nThe team offsite is in Porto.\n")
+    hits = {h["id"]: h for h in search(run, "where is the team offsite?")}
+    assert set(hits) == {"offsite", old}
+    assert hits["offsite"]["replaces"] == [] and hits[old]["replaced_by"] == []
+    assert "no-such-note" in (vault / "offsite.md").read_text()
+
+
 def test_the_same_text_again_is_one_note_with_both_dates(run, vault):
     first = add(run, "I prefer dark mode in every editor.", "--created", "2024-02-01")
     res = run("add", "I prefer  dark mode in every editor.\n", "--created", "2024-05-01", "--json")

@@ -13,6 +13,7 @@ from amem_cli import AgentMemory
 from amem_cli.embed.fake import HashEmbedder
 from amem_cli.markdown import parse_note
 from amem_cli.models import Note
+from amem_cli.retrieve.fields import embedding_text
 from conftest import internals
 
 TOPICS = ["gardening", "astronomy", "cooking", "sailing", "chess"]
@@ -87,14 +88,14 @@ def test_each_note_is_embedded_once(memory, tmp_path, counted):
     assert {name.split("_")[0] for name in counted["threads"]} == {"amem-embed"}
     stored = internals(memory).indexer.vectors_of(report.ids)
     for note_id in report.ids:
-        assert stored[note_id] == pytest.approx(vector_of(memory.get(note_id).embedding_text()), abs=1e-6)
+        assert stored[note_id] == pytest.approx(vector_of(embedding_text(memory.get(note_id))), abs=1e-6)
 
 
 def test_a_text_changed_after_prefetch_is_embedded_as_stored(memory, counted):
     """Prefetched vectors are keyed by text: one for another text is never used."""
     internals(memory).indexer.prefetch([Note(id="x1", content="a text that is never stored")])
     note = memory.add("the text that is stored", keywords=["stored"], tags=["t"])
-    text = memory.get(note.id).embedding_text()
+    text = embedding_text(memory.get(note.id))
     assert internals(memory).indexer.vectors_of([note.id])[note.id] == pytest.approx(vector_of(text), abs=1e-6)
     assert text in counted["texts"]
 

@@ -7,7 +7,7 @@ import sqlite3
 
 from amem_cli import AgentMemory
 from amem_cli.index.sqlite import SqliteIndex
-from amem_cli.retrieve.fields import SearchFields
+from amem_cli.retrieve.fields import SearchFields, embedding_text, embedding_texts
 from amem_cli.models import Note
 from amem_cli.text import MAX_PASSAGES, PASSAGE_WORDS, passages
 
@@ -39,11 +39,11 @@ def test_passages_cut_at_sentence_ends_and_keep_every_word():
 
 def test_the_first_passage_carries_the_notes_own_fields():
     note = Note("n", long_note(), keywords=["riad"], tags=["travel"], context="Advice for a trip.")
-    first, *rest = note.embedding_texts()
+    first, *rest = embedding_texts(note)
     assert first.startswith(FILLER) and first.endswith("Advice for a trip.\nKeywords: riad\nTags: travel")
     assert rest and rest[-1].endswith(ENDING)
     short = Note("s", "Bob is allergic to peanuts", keywords=["Bob"])
-    assert short.embedding_texts() == [short.embedding_text()]
+    assert embedding_texts(short) == [embedding_text(short)]
 
 
 def test_a_long_note_is_found_by_words_past_the_window(memory, vault):

@@ -272,13 +272,14 @@ def test_the_vector_weighs_the_lead_sentence_twice_and_the_context_once():
     repeats it, as it did while every context was the first sentence (LoCoMo MRR fell
     0.014 without it)."""
     from amem_cli.models import Note
+    from amem_cli.retrieve.fields import embedding_text
 
     decision = Note("n", "Decided to move billing to Postgres. The old MySQL box is retired.", context="A decision, May 2024.")
-    text = decision.embedding_text()
+    text = embedding_text(decision)
     assert text.count("Decided to move billing to Postgres.") == 2 and text.count("A decision, May 2024.") == 1
     # A thin first sentence ("ok thanks!") is not what a note is about: the first that says something.
     chat = Note("m", "user: Ok thanks! We painted a sunset with the kids at the lake last Sunday.")
-    assert chat.embedding_text().count("We painted a sunset with the kids at the lake last Sunday.") == 2
+    assert embedding_text(chat).count("We painted a sunset with the kids at the lake last Sunday.") == 2
 
 
 # -- links ---------------------------------------------------------------------------------

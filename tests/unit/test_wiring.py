@@ -80,10 +80,6 @@ LAYERS = [
 # `amem serve` runs the warm server in the foreground: the one command that is the daemon.
 ALLOWED = {
     ("amem_cli.cli.commands.server", "amem_cli.server.daemon"),
-    # What a note's vector is made of repeats its lead sentence (`steps.construct.summary_sentence`,
-    # imported where it runs); to be undone by handing the embedding text's rule to the
-    # indexer, as `SearchFields` is handed to the index.
-    ("amem_cli.models", "amem_cli.steps.construct"),
 }
 
 
