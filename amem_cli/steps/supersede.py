@@ -89,7 +89,7 @@ _NOW_AT_PRESENT = re.compile(r"\b(?:for now|right now|now that|by now|until now|
 _ENDING = re.compile(
     r"(?<![\w-])(?:cancel\w*|called off|scrapp\w*|postpon\w*|defer\w*|pushed back|delay\w*|rescind\w*|revok\w*|lift(?:ed|ing)|"
     r"quit|resign\w*|handed in|gave up|giving up|stop(?:s|ped|ping)?|trad\w* (?:\w+ )?in|sold|discontinu\w*|terminat\w*|not renewed|closed|"
-    r"withdr[ae]w\w*|expired|retired|removed|deleted|ended)(?![\w-])",
+    r"withdr[ae]w\w*|expired|retired|removed|deleted|(?<!open )ended)(?![\w-])",  # ("open ended": a kind of question)
     re.IGNORECASE,
 )
 # "Y" after these is what is no longer so.

@@ -54,6 +54,9 @@ def test_a_changed_value_supersedes(old, new, changed):
      "leeds website, about 20% of students are international."),
     ("user: Did the role of storytelling change as the Scottish Highlands developed?",
      "user: I've heard a lot about Burns, but I didn't realize he was from the Scottish Highlands. Tell me more?"),
+    # "open ended" (as "open-ended") ends nothing
+    ("user: Give me 10 phrases to start questions in a hiring interview",
+     "user: Give me 10 phrases to start open ended questions in a hiring interview"),
     # "I had no idea X", "I didn't know X": X is so, not denied
     ("user: I didn't know that soil temperature mattered so much for tomato seedlings. Why is that?",
      "user: Wow, I had no idea that soil temperature was so important for seedlings. What range is best?"),
