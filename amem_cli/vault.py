@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from filelock import FileLock, Timeout
@@ -273,12 +274,16 @@ class Vault:
         replaces a file that is there."""
         return self.write_many([(rel, text, expect_hash)])[0]
 
-    def write_many(self, items: Sequence[tuple[str, str, str | None]]) -> list[FileStat]:
+    def write_many(self, items: Sequence[tuple[str, str, str | None]],
+                   stamped: Sequence[datetime | None] | None = None) -> list[FileStat]:
         """`write_text` for many files ((rel, text, expect_hash) each) with one flush to disk
         for all: every text goes to a temp file, the temp files are made durable together,
         then each takes its file's place (a crash leaves each file whole, old or new). An
         import rewrites three files a note, and an fsync each cost it more than its index
-        work.
+        work. `stamped`: each file's modification time (the `updated` time its
+        note says: a batch is stamped, rendered, then written, which takes seconds on a
+        loaded machine, and a file saved seconds after its stamp looks edited by a person,
+        `Pipeline.hand_edited`).
 
         The check that a file is unchanged holds up to its replacement: the new version
         is swapped in (renameat2, one atomic step) and the file swapped out must be the
@@ -299,7 +304,7 @@ class Vault:
         rel = items[0][0] if items else ""
         try:
             try:
-                for (rel, text, _), path, st in zip(items, paths, seen):
+                for (rel, text, _), path, st, at in zip(items, paths, seen, stamped or [None] * len(items)):
                     path.parent.mkdir(parents=True, exist_ok=True)
                     fd, tmp = _new_temp(path, None if st is None else stat.S_IMODE(st.st_mode))
                     temps.append(tmp)
@@ -307,6 +312,8 @@ class Vault:
                     with os.fdopen(fd, "wb") as fh:
                         fh.write(data)
                         fh.flush()
+                        if at is not None:
+                            os.utime(fh.fileno(), ns=(time.time_ns(), int(at.timestamp()) * 10**9))
                         if len(items) == 1:
                             os.fsync(fh.fileno())
                         st = os.fstat(fh.fileno())  # the file's, as amem leaves it (a rename keeps it)

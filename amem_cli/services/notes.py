@@ -159,7 +159,8 @@ class NoteService:
                 texts.append(render_note(note))
             # One index transaction for the batch; a crash half-way leaves files the next sync indexes.
             with self.index.transaction():
-                stats = self.vault.write_many([(path, text, None) for path, text in zip(paths, texts)])
+                stats = self.vault.write_many([(path, text, None) for path, text in zip(paths, texts)],
+                                              [n.updated_at for n in notes])
                 for note, path, stat, text in zip(notes, paths, stats, texts):
                     self.writer.record(note, path, stat, text)
                 if defer:

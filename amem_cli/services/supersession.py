@@ -126,7 +126,13 @@ class Supersessions:
         """The newer note gets what it supersedes in one revision; each older note it
         supersedes gets `superseded_by` in its own, where amem may write it (not pinned,
         not edited by a person since amem wrote it; a person's command writes it anyway).
-        What the detector is unsure of goes to the index only (`suggestions`)."""
+        What the detector is unsure of goes to the index only (`suggestions`).
+
+        No sync here: every caller has just synced (`prepare` before a store, `get` for a
+        person's command, the queued job's `update`), and a sync per supersession looked at
+        every file of the vault when no watcher tells which changed: an import of N notes
+        did it about N/3 times. Each file is read afresh before it is written, and a note
+        found pinned there is left as it is."""
         linked = {i: v.reason for i, v in verdicts.items() if v.decision == SUPERSEDES}
         unsure = {i: v.reason for i, v in verdicts.items() if v.decision != SUPERSEDES}
         with self.index.transaction():
@@ -135,17 +141,22 @@ class Supersessions:
                 self.index.supersessions.drop_suggestion(new_id, old_id)
         if not linked:
             return
-        self.indexer.sync()
         by = None if cause == "amem" else PERSON
         what = "; ".join(f"supersedes {i} ({r})" for i, r in linked.items())
         self.writer.revise_with(new_id, lambda n: replace(n, supersedes=self.pipeline.merged(n.supersedes, list(linked))),
                                 cause="supersede", model=by, redo=True, what=what)
+
+        def superseded(n: Note) -> Note:
+            if cause == "amem" and n.extra.get("pinned") is True:  # pinned by a save the index has not seen yet
+                return n
+            return replace(n, superseded_by=self.pipeline.merged(n.superseded_by, [new_id]))
+
         for old_id in linked:
             old = self.index.notes.get(old_id)
             if old is None or cause == "amem" and (old.extra.get("pinned") is True or self.pipeline.hand_edited(old_id, old)):
                 continue  # the index knows it from the newer note
-            self.writer.revise_with(old_id, lambda n: replace(n, superseded_by=self.pipeline.merged(n.superseded_by, [new_id])),
-                                    cause="supersede", model=by, redo=True, what=f"superseded by {new_id}")
+            self.writer.revise_with(old_id, superseded, cause="supersede", model=by, redo=True,
+                                    what=f"superseded by {new_id}")
 
     # -- suggested -------------------------------------------------------------------------
     def suggestions(self) -> list[dict]:

@@ -111,7 +111,8 @@ class NoteWriter:
             out[note_id], step = self._changed(note_id, change)
             if step is not None:
                 todo.append(step)
-        stats = self.vault.write_many([(path, text, digest) for path, digest, _, text in todo])
+        stats = self.vault.write_many([(path, text, digest) for path, digest, _, text in todo],
+                                      [new.updated_at for _, _, new, _ in todo])
         for (path, _, new, text), stat in zip(todo, stats):
             self.record(new, path, stat, text)
         return out

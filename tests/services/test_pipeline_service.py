@@ -342,7 +342,7 @@ def test_a_batch_is_linked_with_each_file_written_once(vault, monkeypatch):
         hub = mem.add(POLICY, keywords=["Postgres migrations"])
         writes = []
         write_many = internals(mem).vault.write_many
-        monkeypatch.setattr(internals(mem).vault, "write_many", lambda items: writes.extend(i[0] for i in items) or write_many(items))
+        monkeypatch.setattr(internals(mem).vault, "write_many", lambda items, *stamped: writes.extend(i[0] for i in items) or write_many(items, *stamped))
         batch = mem.add_many([{"content": f"{DEPLOY} Attempt {n}.", "keywords": ["Postgres migrations"]} for n in range(4)])
         paths = [internals(mem).index.notes.path_of(i) for i in [hub.id, *(n.id for n in batch)]]
         assert sorted(writes) == sorted(paths + paths[1:])  # new notes: stored, then linked; the hub once
