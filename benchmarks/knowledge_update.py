@@ -17,7 +17,9 @@ share whose latest evidence turn is in the top 10 above every older evidence tur
 `--from DIR` (with `--keep`) copies each vault from DIR, built by an earlier version,
 asks the question once as it is (the "default" columns: no supersession), then finds its
 supersessions as adding its notes in order would have (`supersede_vaults.py`) and asks
-again: the same run, the same vaults, the same code, with and without supersession;
+again: the same run, the same vaults, the same code, with and without supersession
+(`--unlink`: the supersessions the earlier version found as it built them are undone
+first, so "default" has none and the second run only those of the code under test);
 `--dump FILE` writes each question's figures, `--against FILE` pairs this run with such a
 dump (mean change, bootstrap 95% interval). `PYTHONPATH` pointing at another checkout
 measures that version ("before").
@@ -40,7 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from locomo import paired_interval  # noqa: E402
-from supersede_vaults import find_supersessions  # noqa: E402
+from supersede_vaults import find_supersessions, undo_supersessions  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 TOP_K = 10
@@ -94,13 +96,14 @@ def main() -> int:
     ap.add_argument("--against", type=Path)
     ap.add_argument("--embedder", default="onnx")
     ap.add_argument("--from", dest="source", type=Path, help="copy the vaults from here and find their supersessions")
+    ap.add_argument("--unlink", action="store_true", help="with --from: undo the copied vaults' supersessions first")
     args = ap.parse_args()
 
     from amem_cli import AgentMemory
 
     data = [q for q in json.loads(args.path.read_text(encoding="utf-8")) if not args.type or q["question_type"] in args.type]
     root = args.keep or Path(tempfile.mkdtemp(prefix="amem-lme-"))
-    rows, build, links = [], 0.0, 0
+    rows, build, links, unlinked = [], 0.0, 0, 0
     for n, q in enumerate(data, 1):
         sessions = sessions_of(q)
         turns = [t for s in sessions for t in s]
@@ -112,6 +115,7 @@ def main() -> int:
         default = None
         with AgentMemory(vault, llm="none", embedder=args.embedder) as memory:
             if fresh and args.source:
+                unlinked += undo_supersessions(memory) if args.unlink else 0
                 default = [h.metadata.get("turn") for h in memory.retrieve(q["question"], top_k=TOP_K)]
                 start = time.perf_counter()
                 links += find_supersessions(memory)
@@ -134,7 +138,8 @@ def main() -> int:
 
     print(f"LongMemEval {args.path.name}: {len(rows)} questions, --llm none, top {TOP_K}"
           + (f"; vaults built in {build:.0f} s" if build else "")
-          + (f"; {links} supersessions found in the vaults from {args.source}" if args.source else ""))
+          + (f"; {links} supersessions found in the vaults from {args.source}" if args.source else "")
+          + (f" ({unlinked} they held undone first)" if args.unlink else ""))
     by_type = defaultdict(list)
     for r in rows:
         by_type[r["type"]].append(r)

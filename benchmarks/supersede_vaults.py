@@ -1,13 +1,15 @@
 """Vaults built by an earlier version (no supersessions), with their supersessions found
 as adding their notes in order would have: the paired "after" of a benchmark run.
 
-    python benchmarks/supersede_vaults.py BEFORE_DIR AFTER_DIR
+    python benchmarks/supersede_vaults.py BEFORE_DIR AFTER_DIR [--unlink]
 
 Copies each vault under BEFORE_DIR (built with `--keep` by an earlier version, e.g.
 `PYTHONPATH=/tmp/amem-bae2764 python locomo.py DATA --keep BEFORE_DIR`) to AFTER_DIR and
 runs the detector over its notes, oldest first (`Supersessions.detect`, `--llm none`).
 A benchmark run with `--keep AFTER_DIR` then reuses them: the two runs differ only in
-what supersession adds, not in embeddings built twice.
+what supersession adds, not in embeddings built twice. `--unlink` undoes the supersessions
+the earlier version found first: two versions' detectors compared on the same vaults
+(`PYTHONPATH=OTHER_CHECKOUT` for the other).
 """
 
 from __future__ import annotations
@@ -26,6 +28,17 @@ from internals import services  # noqa: E402
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+def undo_supersessions(memory) -> int:
+    """Undo every supersession the vault holds (those an earlier version found as it built
+    it), so that what is found next is the detector's under test alone; how many."""
+    c = services(memory)
+    notes = c.index.notes.list(newest_first=False)
+    pairs = [(old, n.id) for n in notes for old in n.supersedes]
+    for old, new in pairs:
+        c.supersessions.undo(old, new)
+    return len(pairs)
+
+
 def find_supersessions(memory) -> int:
     """Run the detector over the vault's notes, oldest first; the links it made."""
     from amem_cli.steps.supersede import SUPERSEDES
@@ -41,6 +54,7 @@ def main() -> int:
     ap.add_argument("before", type=Path)
     ap.add_argument("after", type=Path)
     ap.add_argument("--embedder", default="sentence-transformers", help="as the vaults were built with")
+    ap.add_argument("--unlink", action="store_true", help="undo the vaults' supersessions first")
     args = ap.parse_args()
 
     from amem_cli import AgentMemory
@@ -53,9 +67,11 @@ def main() -> int:
         shutil.copytree(source, vault)
         start = time.perf_counter()
         with AgentMemory(vault, llm="none", embedder=args.embedder) as memory:
+            undone = undo_supersessions(memory) if args.unlink else 0
             links = find_supersessions(memory)
             notes = len(memory.notes(limit=None))
-        print(f"{source.name}: {notes} notes, {links} supersessions, {time.perf_counter() - start:.0f} s")
+        print(f"{source.name}: {notes} notes, {links} supersessions" + (f" ({undone} undone first)" if args.unlink else "")
+              + f", {time.perf_counter() - start:.0f} s")
     return 0
 
 

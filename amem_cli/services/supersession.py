@@ -24,7 +24,7 @@ from datetime import datetime
 from ..errors import UsageError
 from ..models import Note, SearchHit
 from ..retrieve.query import keywords
-from ..steps.supersede import NO, SUPERSEDES, Verdict, changing_words, judge
+from ..steps.supersede import NO, SUPERSEDES, Verdict, changing_words, judge, may_change
 from ..timeutil import to_utc
 from .pipeline import Pipeline
 from .writer import NoteWriter
@@ -64,17 +64,19 @@ class Supersessions:
         return found
 
     def _candidates(self, note: Note, order: dict[str, int]) -> list[Note]:
-        """The `CANDIDATES` older notes sharing the new note's words, best first, and those it
-        links to; not those it supersedes already, nor those that say too much to be
-        superseded. (Later notes are read and passed over: a note added to a vault that
-        holds later ones, by an import of old chats, gets its candidates among the older.)"""
+        """The `CANDIDATES` older notes sharing most of the new note's words, best first (the
+        full text's order), and those it links to; not those it supersedes already, nor those
+        it cannot change (`may_change`: a model's long answer, another speaker's long turn).
+        (Later notes are read and passed over: a note added to a vault that holds later ones,
+        by an import of old chats, gets its candidates among the older.)"""
         words = keywords(changing_words(note.content))[:QUERY_WORDS]
         ranked = [i for i, _ in self.index.fulltext.search(words, 4 * (CANDIDATES + 1))]
         found = self.index.notes.get_many(dict.fromkeys([*ranked, *note.links]), links=False)  # their text and dates
         done = set(note.supersedes)
-        older = [i for i in found if i != note.id and i not in done and _older(found[i], note, order)]
-        best = [i for i in older if i in ranked][:CANDIDATES]
-        return [found[i] for i in dict.fromkeys([*best, *(i for i in older if i in note.links)])]
+        older = {i for i in found if i != note.id and i not in done and _older(found[i], note, order)
+                 and may_change(note.content, found[i].content)}  # (a model's long answers take no place)
+        best = [i for i in ranked if i in older][:CANDIDATES]  # in the full text's order, not the notes' dates
+        return [found[i] for i in dict.fromkeys([*best, *(i for i in note.links if i in older)])]
 
     # -- made and undone -------------------------------------------------------------------
     def supersede(self, old_id: str, new_id: str) -> dict:

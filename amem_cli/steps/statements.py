@@ -185,7 +185,7 @@ GENERIC = frozenset(root(w) for w in
     """now new update updated today yesterday tomorrow tonight morning evening afternoon time times thing things just got
     get gets going go went done make made said say says think know see also okay yes yeah lol haha omg guys right
     back moved move change changed switched instead longer anymore still utc cet cest pst pdt est edt gmt ist bst
-    week weeks day days month months year years next last first final finally ago""".split())
+    week weeks day days month months year years next last first final finally ago actually""".split())
 _NOT_NAMES = frozenset(
     """i i'm i've i'd i'll ok okay the a an and but so re fyi eod eta asap tbd utc pst pt et cet cest gmt am pm ooo
     mon tue wed thu fri sat sun monday tuesday wednesday thursday friday saturday sunday

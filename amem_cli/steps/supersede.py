@@ -10,7 +10,8 @@ reading of ordinary language, not a list of cases:
 
 - The newer note is read a sentence and a clause at a time. A question, a sentence that
   supposes ("if we moved", "would it be worth"), and a clause that keeps a value ("still
-  7pm", "laptops unaffected") change nothing; a value said again is not changed.
+  7pm", "laptops unaffected") change nothing; a value said again is not changed. An older
+  sentence that only asks states nothing to change; "I had no idea X" denies no X.
 - A long older note (an assistant's answer, minutes: more than `SHORT_NOTE` words) holds
   many facts: it is superseded only where its own speaker (a person, not a model's answer)
   says one of its statements again with another value ("I've tried three Korean places"
@@ -88,7 +89,7 @@ _NOW_AT_PRESENT = re.compile(r"\b(?:for now|right now|now that|by now|until now|
 _ENDING = re.compile(
     r"(?<![\w-])(?:cancel\w*|called off|scrapp\w*|postpon\w*|defer\w*|pushed back|delay\w*|rescind\w*|revok\w*|lift(?:ed|ing)|"
     r"quit|resign\w*|handed in|gave up|giving up|stop(?:s|ped|ping)?|trad\w* (?:\w+ )?in|sold|discontinu\w*|terminat\w*|not renewed|closed|"
-    r"withdr[ae]w\w*|expired|retired|removed|deleted|ended)(?![\w-])",
+    r"withdr[ae]w\w*|expired|retired|removed|deleted|(?<!open )ended)(?![\w-])",  # ("open ended": a kind of question)
     re.IGNORECASE,
 )
 # "Y" after these is what is no longer so.
@@ -394,6 +395,10 @@ def _ended(old: Sentence, new: Sentence, cue: bool) -> str | None:
     return None
 
 
+# Words of knowing: what follows them is so whether or not the speaker knew it.
+_KNOWING = frozenset("know knew known realize realized realise realised idea aware".split())
+
+
 def _negated_stems(text: str) -> tuple[set[str], set[str], set[str]]:
     """(stems said, stems denied, stems denied first): the two content words just after
     a negation are denied, the first of them most plainly ("not part of CI")."""
@@ -403,6 +408,8 @@ def _negated_stems(text: str) -> tuple[set[str], set[str], set[str]]:
         for word in re.findall(r"[\w'’-]+", clause.casefold()):
             if _NEGATION.fullmatch(word) or word.endswith(("n't", "n’t")):
                 left = 2
+            elif left and word in _KNOWING:  # "I had no idea X", "didn't know X": X is so, not denied
+                left = 0
             elif not is_stopword(word) and (s := root(word)) not in GENERIC:
                 (denied if left else said).add(s)
                 if left == 2:
@@ -481,6 +488,12 @@ def _gated(new: Sentence) -> str | None:
     return None
 
 
+def _only_asks(old: Sentence) -> bool:
+    """An older sentence that only asks ("Which country hosted the games?") states nothing
+    a newer note could change."""
+    return all(c.gate == "asks" for c in old.clauses)
+
+
 def _apart(old: Sentence, new: Sentence, held: bool) -> str | None:
     """Why two sentences are not compared: they speak of two things, or the newer keeps
     the older (`held`)."""
@@ -509,11 +522,9 @@ def judge(new_text: str, old_text: str) -> Verdict:
     unsure: str | None = None
     long = not states_one_thing(new_text)
     many = not states_one_thing(old_text)  # the older note says many things
-    # ... and one of them only its own speaker says again: a person, not a model's answer
-    own_words = new_speaker == old_speaker and old_speaker not in _MODELS
     keeping = _keeping(new)
     held = [bool(keeping) and _held(os_, keeping) for os_ in old]
-    if many and not own_words:  # nothing of it can change: only why not is left to say
+    if not may_change(new_text, old_text):  # nothing of it can change: only why not is left to say
         return Verdict(NO, _last_why_not(new, old, held))
     why_not = "no value of the older note changes"
     for ns in new:
@@ -524,10 +535,10 @@ def judge(new_text: str, old_text: str) -> Verdict:
             if why := _apart(os_, ns, kept):
                 why_not = why
                 continue
-            if not _related(os_, ns):
+            if not _related(os_, ns) or _only_asks(os_):
                 continue
             if many:  # only a statement of it said again with another value ("I've tried three" -> "four")
-                conflict = _conflict(os_, ns) if own_words else None
+                conflict = _conflict(os_, ns)
                 if conflict and (conflict[3] or is_ordinal(conflict[1].text)):
                     return Verdict(SUPERSEDES, f"{conflict[0].kind}: {conflict[0]} -> {conflict[1]} (said again)")
                 continue
@@ -572,6 +583,16 @@ def judge(new_text: str, old_text: str) -> Verdict:
 def states_one_thing(text: str) -> bool:
     """Whether a note is short enough to state one thing (see the module's docstring)."""
     return len(speaker(text)[1].split()) <= SHORT_NOTE
+
+
+def may_change(new_text: str, old_text: str) -> bool:
+    """Whether anything `old_text` states can be changed by `new_text`: a note that states
+    one thing can; a long one (many facts) only where its own speaker, a person and not a
+    model's answer, speaks again (see the module's docstring)."""
+    if states_one_thing(old_text):
+        return True
+    old_speaker = speaker(old_text)[0]
+    return speaker(new_text)[0] == old_speaker and old_speaker not in _MODELS
 
 
 def changing_words(text: str) -> str:

@@ -557,6 +557,39 @@ def test_the_current_fact_comes_first_in_python(memory):
     assert memory.get(old.id).superseded_by == [] and memory.supersede_suggestions() == []
 
 
+def test_a_person_s_restated_value_supersedes_past_a_model_s_long_answers(vault):
+    """The notes a new one is compared with are those that may change: a model's long
+    answers, which repeat the person's words more than the person did, take no place
+    among them, so the person's own earlier statement is found (no links: the full text
+    alone finds the candidates)."""
+    with AgentMemory(vault, embedder="fake", max_links=0) as memory:
+        old = memory.add("user: By the way, I've had my sourdough starter going for 3 weeks now, and it's been "
+                         "rising nicely every morning - do you have any tips for getting a more sour flavour into "
+                         "the bread?", created_at="2024-03-20T10:00")
+        for n in range(9):
+            memory.add(f"assistant: Time flies! A sourdough starter going for weeks is a great sign ({n}). A starter "
+                       "that has been going for several weeks has a stable culture: feed the sourdough starter less "
+                       "often, keep the starter going in a cooler spot, and the weeks of going will give the bread a "
+                       "more sour taste.", created_at=f"2024-03-{n + 21}T10:00")
+        new = memory.add("user: I just realized I've had my sourdough starter going for 7 weeks now - time flies!",
+                         created_at="2024-04-10T10:00")
+        assert new.supersedes == [old.id]
+
+
+def test_the_older_notes_compared_are_those_sharing_most_words_not_the_oldest(vault):
+    """Of the older notes the full text finds, the best matches are compared, whatever
+    their dates: six older notes sharing one word do not crowd out the one that states
+    what changed."""
+    with AgentMemory(vault, embedder="fake", max_links=0) as memory:
+        for n, text in enumerate(["Lunch with people from design.", "Met people at the meetup.",
+                                  "Booked the room for people on Friday.", "Two people asked about the lodge.",
+                                  "The lake was frozen this morning.", "Team photo with everyone."]):
+            memory.add(text, created_at=f"2024-03-0{n + 1}T10:00")
+        old = memory.add("The team offsite is booked for 12 people at the lake lodge.", created_at="2024-03-10T10:00")
+        new = memory.add("Offsite headcount changed: now 15 people at the lake lodge.", created_at="2024-03-20T10:00")
+        assert new.supersedes == [old.id]
+
+
 # -- now: the moment a query is asked ---------------------------------------------------
 
 
