@@ -59,7 +59,7 @@ def by_source(memory: AgentMemory) -> dict[str, Note]:
     return {n.metadata["source"]: n for n in notes}
 
 
-def test_small_batches_store_what_one_batch_does(tmp_path):
+def test_small_batches_store_what_one_batch_does(tmp_path, small_vaults_file):
     """Boxes, fields and the sequence do not depend on the batch size, so a batch built
     before the one ahead of it is stored must get the same ones: a batch's note is filed
     by the vault as it was when the note came, the notes after it aside."""
