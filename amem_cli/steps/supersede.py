@@ -375,7 +375,9 @@ def _chosen(old: Sentence, new: Sentence) -> tuple[str, bool] | None:
                 continue
             if picked and not overlap(picked, old.subject | stems(" ".join(v.text for v in old.values))):
                 return m.group(0), of_its_kind
-    if any(c.gate is None for c in new.clauses) and re.search(r"\binstead\b(?!\s+of)", new.text, re.IGNORECASE):
+    # A bare "X instead" in a clause that may change something: not in one that only
+    # supposes ("Next time Bruno wants to try the pumpkins instead" replaces nothing).
+    if any(c.gate is None and re.search(r"\binstead\b(?!\s+of)", c.text, re.IGNORECASE) for c in new.clauses):
         return "instead", of_its_kind
     return None
 

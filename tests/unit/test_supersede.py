@@ -65,6 +65,14 @@ def test_close_notes_that_change_nothing_are_not_linked(old, new):
     assert judge(new, old).decision == NO
 
 
+def test_an_instead_that_only_supposes_replaces_nothing():
+    """"Next time X wants to try Y instead" says what may be done, not what replaced a
+    value: however alike the two notes are, the older is not superseded."""
+    old = "Priya repainted the garden fence at her cottage on Saturday."
+    new = "Tom fixed the garden fence behind the office on Monday. Next time Tom wants to try the blue paint instead."
+    assert judge(new, old).decision != SUPERSEDES
+
+
 def test_long_notes_change_only_where_a_statement_is_said_again():
     """A long older note says many things: only its own speaker saying one of them again
     with another value supersedes it (a model's long answer with other numbers does not)."""
