@@ -107,6 +107,7 @@ _KINDS = frozenset(root(w) for w in
     repo branch environment job queue bucket project channel office region role policy meeting call review sync
     class course trip party card key token model library package dependency config file test suite report
     dashboard alert pipeline workflow budget contract invoice ticket issue bug child kid son daughter sister brother
+    certificate cert
     """.split())
 
 # States on scales: a note moves along one (pending -> done) or flips between its ends.

@@ -36,6 +36,8 @@ def test_a_changed_value_supersedes(old, new, changed):
     ("Decided to cache API responses with a 10-minute TTL.", "The 10-minute cache is keyed by API token and path."),
     # another thing of one kind: another release, another tier
     ("Release 4.2 goes out on April 15.", "Release 4.3 moved to May 2."),
+    ("The staging TLS certificate expires on 2 April 2025.",
+     "The VPN certificate on my laptop was renewed by IT this morning."),
     ("Free tier limit: 60 requests a minute.", "Partner tier limit raised to 1000 requests a minute."),
     # another person speaking of themselves
     ("Melanie: my 5k best is 28:40 now", "Caroline: my 5k best is 26:10 now!"),
