@@ -1,7 +1,8 @@
 """What search keeps of a note in the index besides the note itself: who says it, the
 times its text states, its full-text row (which fields go in, in whose words, and how
-much each column counts) and the text its vectors are made of. The index stores what these rules make; the rules are
-search's, and the composition root hands them to the index (`SqliteIndex(path, SearchFields())`).
+much each column counts) and the text its vectors are made of. The index stores what
+these rules make; the rules are search's, and the composition root hands them to the
+index (`SqliteIndex(path, SearchFields())`).
 """
 
 from __future__ import annotations

@@ -237,7 +237,7 @@ def _chain(note: Note, dates: dict[str, datetime | None]) -> dict[str, list[str]
 def _newer_above(hits: list[SearchHit], chains: dict[str, dict[str, list[str]]]) -> list[SearchHit]:
     """Each note moved up to just above the highest-ranked note it supersedes."""
     ranked = list(hits)
-    newer = {h.note.id: set(chains.get(h.note.id, {}).get("superseded_by", ())) for h in hits}
+    newer = {h.note.id: set(chains[h.note.id]["superseded_by"]) for h in hits}
     for _ in range(len(ranked)):  # a chain of n notes settles in n passes
         for i, hit in enumerate(ranked):
             j = next((j for j in range(i + 1, len(ranked)) if ranked[j].note.id in newer[hit.note.id]), None)

@@ -6,11 +6,11 @@ notes form one.
 
 Notes are alike by their vectors (what `retrieve.fields.embedding_text` embeds: the text
 with its keywords, tags and context), less the vault's mean vector (`centred`: what all
-its notes share is no topic). Two groups of notes are one topic when the mean similarity between
-the notes of one and those of the other is at least `similarity` (average linkage); a
-note joins the topic it is most alike, by its mean similarity to the topic's notes. That
-mean is the dot product of the two groups' sums over the product of their sizes, so a
-topic is carried as (sum of its vectors, notes).
+its notes share is no topic). Two groups of notes are one topic when the mean similarity
+between the notes of one and those of the other is at least `similarity` (average
+linkage); a note joins the topic it is most alike, by its mean similarity to the topic's
+notes. That mean is the dot product of the two groups' sums over the product of their
+sizes, so a topic is carried as (sum of its vectors, notes).
 
 A topic is named by its most distinctive term, by class-based TF-IDF as BERTopic names
 topics: the notes of the topic that hold a term, times log(1 + notes in the vault / notes
@@ -102,13 +102,15 @@ _TOKEN = re.compile(r"[a-z]+")
 
 def namable(term: str, people: Collection[str] = ()) -> bool:
     """Whether a box may be named by `term`: each of its words has letters and is no stop
-    word, verb, general noun ("week"), chat word ("wow", `CHAT_WORDS`) or file extension, it is no number, date, id or file (`junk_label`), and
-    it names none of `people` (lower-cased words of names)."""
+    word, verb, general noun ("week"), chat word ("wow", `CHAT_WORDS`) or file extension,
+    it is no number, date, id or file (`junk_label`), and it names none of `people`
+    (lower-cased words of names)."""
     parts = words(term)
     if not parts or junk_label(term) is not None:
         return False
     for word in parts:
-        if (len(word) < 3 or is_stop_or_vague(word) or word in VERBS or word in GENERIC or word in CHAT_WORDS or word in EXTENSIONS or _PAST.match(word)
+        if (len(word) < 3 or is_stop_or_vague(word) or word in VERBS or word in GENERIC or word in CHAT_WORDS
+                or word in EXTENSIONS or _PAST.match(word)
                 or any(person.startswith(word) for person in people) or not any(ch.isalpha() for ch in word)):
             return False  # (a person's name begun is theirs: "mel" for Melanie)
     return True
