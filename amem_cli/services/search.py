@@ -140,6 +140,7 @@ class SearchService:
 
         lists: dict[str, list[tuple[str, float]]] = {}
         named = self._named(query)
+        side = self._side(query)
         topic = self._topic(asked.topic, named)
         vector = self._query_vector(topic) if mode != "keyword" else None
         if mode != "semantic":
@@ -161,9 +162,10 @@ class SearchService:
 
         fused = fuse(lists, weights=s.weights)[: max(depth, limit)]
         around = self.index.notes.sequence_neighbours(i for i, _, _ in fused)
+        inherited: dict[str, float] = {}
         if mode == "hybrid":
-            fused = self._spread(fused, around, allowed)
-        ranked = self._diversify(self._boost_dated(asked, self._boost_named(named, fused)), around)
+            fused, inherited = self._spread(fused, around, allowed)
+        ranked = self._diversify(self._boost_dated(asked, self._boost_speakers(named, side, fused, inherited)), around)
         return (ranked if matched is None else self._floor(ranked, matched))[:limit]
 
     def _matched(self, lists: dict[str, list[tuple[str, float]]]) -> set[str]:
@@ -191,20 +193,29 @@ class SearchService:
         linked = self.index.links.adjacency(others) if others else {}
         return [t for t in strong if t[0] in matched or linked.get(t[0], set()) & matched]
 
-    def _named(self, query: str) -> list[str]:
-        """The speakers the query names, when the name boost is on (else none): by name,
-        or in a chat by role, the side it asks about ("what did you recommend?": the
-        assistant's; "what did I buy?": the user's; `side_asked`)."""
-        if self.settings.name_boost <= 0:
-            return []
+    def _known_speakers(self) -> dict[str, str]:
+        """The vault's speakers, lower-cased name -> name (remembered until the index changes)."""
         generation = self.index.generation()
         if self._speakers[0] != generation:
             self._speakers = (generation, self.index.notes.speakers())
-        speakers = self._speakers[1]
-        named = [speakers[w] for w in terms(query) if w in speakers]
-        side = side_asked(query)
-        roles = USER_ROLES if side == "user" else ASSISTANT_ROLES if side == "assistant" else ()
-        return list(dict.fromkeys([*named, *(speakers[r] for r in roles if r in speakers)]))
+        return self._speakers[1]
+
+    def _named(self, query: str) -> list[str]:
+        """The speakers the query names, when the name boost is on (else none)."""
+        if self.settings.name_boost <= 0:
+            return []
+        speakers = self._known_speakers()
+        return list(dict.fromkeys(speakers[w] for w in terms(query) if w in speakers))
+
+    def _side(self, query: str) -> list[str]:
+        """In a chat, the roles (as the vault writes them) of the side the query asks about
+        ("what did you recommend?": the assistant's; "what did I buy?": the user's;
+        `side_asked`), when the name boost is on (else none)."""
+        side = side_asked(query) if self.settings.name_boost > 0 else None
+        if side is None:
+            return []
+        speakers = self._known_speakers()
+        return [speakers[r] for r in (USER_ROLES if side == "user" else ASSISTANT_ROLES) if r in speakers]
 
     @staticmethod
     def _topic(query: str, named: list[str]) -> str:
@@ -247,16 +258,16 @@ class SearchService:
         ranked = sorted(((i, p) for i, p in rank.items() if allowed is None or i in allowed), key=lambda kv: (-kv[1], kv[0]))
         return ranked[:depth]
 
-    def _spread(self, fused: list, around: dict[str, set[str]], allowed: set[str] | None) -> list:
+    def _spread(self, fused: list, around: dict[str, set[str]], allowed: set[str] | None) -> tuple[list, dict[str, float]]:
         """A note's sequence neighbours are part of its context: a question's answer comes
         after it, a reply ("Yes, last Tuesday!") means little without what came before.
         Each note gains `neighbour_share` of its best-scoring neighbour's fused score, so a
         hit lifts the turns around it (notes outside the filters excepted). Hybrid mode
         only: the single-list modes show one list's own evidence. `around` (each note's
-        neighbours) gains the notes brought in."""
+        neighbours) gains the notes brought in. Also returns what each note inherited."""
         share = self.settings.neighbour_share
         if share <= 0 or not fused:
-            return fused
+            return fused, {}
         scores = {i: score for i, score, _ in fused}
         sources = {i: src for i, _, src in fused}
         best: dict[str, tuple[float, str]] = {}  # note -> (its gain, the neighbour it comes from)
@@ -265,18 +276,27 @@ class SearchService:
                 if (allowed is None or n in allowed) and share * score > best.get(n, (0.0, ""))[0]:
                     best[n] = (share * score, i)
         around.update(self.index.notes.sequence_neighbours(n for n in best if n not in scores))  # only notes that exist
+        inherited = {}
         for n, (gain, source) in best.items():
             if n in around:
                 scores[n] = scores.get(n, 0.0) + gain
+                inherited[n] = gain
                 sources[n] = {**sources.get(n, {}), "neighbour": {"of": source, "gain": round(gain, 6)}}
         out = [(i, score, sources[i]) for i, score in scores.items()]
-        return sorted(out, key=lambda t: (-t[1], t[0]))
+        return sorted(out, key=lambda t: (-t[1], t[0])), inherited
 
-    def _boost_named(self, named: list[str], fused: list) -> list:
-        """Notes said by a person the query names (`named`) move up (by `name_boost` of
-        their score)."""
-        boost = self.settings.name_boost
-        return _boost(fused, self.index.notes.speaker_notes(named, (i for i, _, _ in fused)), boost, "name")
+    def _boost_speakers(self, named: list[str], side: list[str], fused: list, inherited: dict[str, float]) -> list:
+        """Notes said by a person the query names (`named`), and in a chat the turns of the
+        side it asks about (`side`), move up by `name_boost` of their score: of what they
+        say themselves, not of what they `inherited` from their neighbours. A user's turn
+        lifted by the assistant's answer next to it is not, for that, the user's words;
+        lifted whole, the user's turns around an answer all three lists rank near the top
+        outranked it (LongMemEval ac031881: "my jumpsuit", in a role-play where the
+        assistant wears it)."""
+        boost, ids = self.settings.name_boost, [i for i, _, _ in fused]
+        fused = _boost(fused, self.index.notes.speaker_notes(named, ids), boost, "name", inherited)
+        side = [role for role in side if role not in named]  # "what did the user say?": once
+        return _boost(fused, self.index.notes.speaker_notes(side, ids), boost, "side", inherited)
 
     def _boost_dated(self, asked: "Asked", fused: list) -> list:
         """Notes of the time the query names ("four weeks ago", "in May 2023") move up, by
@@ -295,23 +315,26 @@ class SearchService:
 
     def _diversify(self, fused: list, around: dict[str, set[str]]) -> list:
         """Adjacent turns say much the same: a note loses a share of its score for each
-        sequence neighbour already ranked above it, so the top spreads over more moments.
-        `around`: each note's sequence neighbours."""
+        sequence neighbour already ranked above it, so the top spreads over more moments;
+        but not for a neighbour that is above it on the share of its own score it
+        inherited (`_spread`): a note is not pushed down by the turns it lifted. (It was:
+        an answer all three lists rank near the top fell from 3rd to 12th below the two
+        turns around it.) `around`: each note's sequence neighbours."""
         share = self.settings.diversity
         if share <= 0 or not fused:
             return fused
         heap = [(-score, i, 0, score, sources) for i, score, sources in fused]
         heapq.heapify(heap)
         chosen: list = []
-        taken: set[str] = set()
+        taken: dict[str, str | None] = {}  # note -> the neighbour it inherited from
         while heap:
             neg, i, seen, score, sources = heapq.heappop(heap)
-            near = len(around.get(i, set()) & taken)
+            near = sum(1 for n in around.get(i, ()) if n in taken and taken[n] != i)
             if near > seen:  # a neighbour was taken since this score was set: re-rank it
                 heapq.heappush(heap, (-score * (1 - share) ** near, i, near, score, sources))
                 continue
             chosen.append((i, -neg, sources))
-            taken.add(i)
+            taken[i] = sources.get("neighbour", {}).get("of")
         return chosen
 
 
@@ -325,14 +348,15 @@ class Asked:
     times: list[StatedTime]
 
 
-def _boost(fused: list, chosen: set[str], boost: float, reason: str) -> list:
-    """The chosen notes' scores raised by `boost` of themselves (their sources say why), re-ranked."""
-    if not chosen:
+def _boost(fused: list, chosen: set[str], boost: float, reason: str, inherited: dict[str, float] | None = None) -> list:
+    """The chosen notes' scores raised by `boost` of themselves, less what they `inherited`
+    from their neighbours (their sources say why), re-ranked."""
+    if not chosen or boost <= 0:
         return fused
     out = []
     for i, score, sources in fused:
         if i in chosen:
-            score *= 1 + boost
+            score += boost * (score - (inherited or {}).get(i, 0.0))
             sources = {**sources, reason: {"boost": boost}}
         out.append((i, score, sources))
     return sorted(out, key=lambda t: (-t[1], t[0]))

@@ -422,11 +422,36 @@ def test_a_chat_question_asks_about_one_side(memory):
     said = memory.add("a quiet hotel in Lisbon near the river", created_at="2023-05-08T10:02", metadata={"role": "user"})
     assert index_rows(memory.path, "SELECT speaker FROM notes WHERE id = ?", bot.id) == [("assistant",)]
     hits = memory.search("Which quiet hotel in Lisbon near the river did you recommend?", top_k=3, mode="keyword")
-    assert ids(hits)[0] == bot.id and hits[0].sources["name"] == {"boost": 0.6}
+    assert ids(hits)[0] == bot.id and hits[0].sources["side"] == {"boost": 0.6}
     mine = memory.search("What did I say about a quiet hotel in Lisbon near the river?", top_k=3, mode="keyword")
-    assert set(ids(mine)[:2]) == {user.id, said.id} and all("name" in h.sources for h in mine[:2])
+    assert set(ids(mine)[:2]) == {user.id, said.id} and all("side" in h.sources for h in mine[:2])
     with AgentMemory(memory.path, embedder="fake", name_boost=0.0) as plain:
-        assert all("name" not in h.sources for h in plain.search("What did you recommend?", top_k=3))
+        assert all("side" not in h.sources for h in plain.search("What did you recommend?", top_k=3))
+
+
+def test_the_side_asked_lifts_a_turn_by_its_own_words_not_its_neighbours(memory, vault):
+    """ "my" in a question asks for the user's side, but the answer can be the assistant's
+    turn (here a plan the assistant wrote). The user's turns around it inherit a share of
+    its score: the side lift multiplies what they say, not that share, and the answer
+    is not pushed down (`diversity`) for the turns it lifted."""
+    add_filler(memory)
+    asked, plan, thanks = chain(vault, [
+        "user: Could you help me plan a garden?",
+        "assistant: Herb garden plan: basil in the south bed beside the tomatoes, mint in a pot by the shed",
+        "user: Thanks, the herb plan looks good",
+    ])
+    query = "Where does the basil go in my herb garden plan?"
+    hits = {h.note.id: h for h in memory.search(query, top_k=3)}
+    assert set(hits) == {asked, plan, thanks}
+    assert all(hits[plan].sources[name]["rank"] == 1 for name in ("keyword", "semantic", "graph"))
+    with AgentMemory(vault, embedder="fake", name_boost=0.0, diversity=0.0) as plain:
+        level = {h.note.id: h for h in plain.search(query, top_k=3)}
+    assert hits[plan].score == pytest.approx(level[plan].score)  # neither lifted nor pushed down
+    for turn in (asked, thanks):
+        assert hits[turn].sources["side"] == {"boost": 0.6} and hits[turn].sources["neighbour"]["of"] == plan
+        inherited = level[turn].sources["neighbour"]["gain"]
+        assert hits[turn].score == pytest.approx(inherited + 1.6 * (level[turn].score - inherited))
+
 
 
 def test_a_speaker_after_a_blank_line_is_found(memory):
