@@ -162,10 +162,9 @@ class SearchService:
 
         fused = fuse(lists, weights=s.weights)[: max(depth, limit)]
         around = self.index.notes.sequence_neighbours(i for i, _, _ in fused)
-        inherited: dict[str, float] = {}
         if mode == "hybrid":
-            fused, inherited = self._spread(fused, around, allowed)
-        ranked = self._diversify(self._boost_dated(asked, self._boost_speakers(named, side, fused, inherited)), around)
+            fused = self._spread(fused, around, allowed)
+        ranked = self._diversify(self._boost_dated(asked, self._boost_speakers(named, side, fused)), around)
         return (ranked if matched is None else self._floor(ranked, matched))[:limit]
 
     def _matched(self, lists: dict[str, list[tuple[str, float]]]) -> set[str]:
@@ -210,12 +209,13 @@ class SearchService:
     def _side(self, query: str) -> list[str]:
         """In a chat, the roles (as the vault writes them) of the side the query asks about
         ("what did you recommend?": the assistant's; "what did I buy?": the user's;
-        `side_asked`), when the name boost is on (else none)."""
+        `side_asked`), when the name boost is on (else none); none the query names."""
         side = side_asked(query) if self.settings.name_boost > 0 else None
         if side is None:
             return []
-        speakers = self._known_speakers()
-        return [speakers[r] for r in (USER_ROLES if side == "user" else ASSISTANT_ROLES) if r in speakers]
+        speakers, named = self._known_speakers(), self._named(query)
+        roles = USER_ROLES if side == "user" else ASSISTANT_ROLES
+        return [speakers[r] for r in roles if r in speakers and speakers[r] not in named]
 
     @staticmethod
     def _topic(query: str, named: list[str]) -> str:
@@ -258,16 +258,16 @@ class SearchService:
         ranked = sorted(((i, p) for i, p in rank.items() if allowed is None or i in allowed), key=lambda kv: (-kv[1], kv[0]))
         return ranked[:depth]
 
-    def _spread(self, fused: list, around: dict[str, set[str]], allowed: set[str] | None) -> tuple[list, dict[str, float]]:
+    def _spread(self, fused: list, around: dict[str, set[str]], allowed: set[str] | None) -> list:
         """A note's sequence neighbours are part of its context: a question's answer comes
         after it, a reply ("Yes, last Tuesday!") means little without what came before.
         Each note gains `neighbour_share` of its best-scoring neighbour's fused score, so a
         hit lifts the turns around it (notes outside the filters excepted). Hybrid mode
         only: the single-list modes show one list's own evidence. `around` (each note's
-        neighbours) gains the notes brought in. Also returns what each note inherited."""
+        neighbours) gains the notes brought in."""
         share = self.settings.neighbour_share
         if share <= 0 or not fused:
-            return fused, {}
+            return fused
         scores = {i: score for i, score, _ in fused}
         sources = {i: src for i, _, src in fused}
         best: dict[str, tuple[float, str]] = {}  # note -> (its gain, the neighbour it comes from)
@@ -276,27 +276,19 @@ class SearchService:
                 if (allowed is None or n in allowed) and share * score > best.get(n, (0.0, ""))[0]:
                     best[n] = (share * score, i)
         around.update(self.index.notes.sequence_neighbours(n for n in best if n not in scores))  # only notes that exist
-        inherited = {}
         for n, (gain, source) in best.items():
             if n in around:
                 scores[n] = scores.get(n, 0.0) + gain
-                inherited[n] = gain
                 sources[n] = {**sources.get(n, {}), "neighbour": {"of": source, "gain": round(gain, 6)}}
         out = [(i, score, sources[i]) for i, score in scores.items()]
-        return sorted(out, key=lambda t: (-t[1], t[0])), inherited
+        return sorted(out, key=lambda t: (-t[1], t[0]))
 
-    def _boost_speakers(self, named: list[str], side: list[str], fused: list, inherited: dict[str, float]) -> list:
+    def _boost_speakers(self, named: list[str], side: list[str], fused: list) -> list:
         """Notes said by a person the query names (`named`), and in a chat the turns of the
-        side it asks about (`side`), move up by `name_boost` of their score: of what they
-        say themselves, not of what they `inherited` from their neighbours. A user's turn
-        lifted by the assistant's answer next to it is not, for that, the user's words;
-        lifted whole, the user's turns around an answer all three lists rank near the top
-        outranked it (LongMemEval ac031881: "my jumpsuit", in a role-play where the
-        assistant wears it)."""
+        side it asks about (`side`), move up (by `name_boost` of their score)."""
         boost, ids = self.settings.name_boost, [i for i, _, _ in fused]
-        fused = _boost(fused, self.index.notes.speaker_notes(named, ids), boost, "name", inherited)
-        side = [role for role in side if role not in named]  # "what did the user say?": once
-        return _boost(fused, self.index.notes.speaker_notes(side, ids), boost, "side", inherited)
+        fused = _boost(fused, self.index.notes.speaker_notes(named, ids), boost, "name")
+        return _boost(fused, self.index.notes.speaker_notes(side, ids), boost, "side")
 
     def _boost_dated(self, asked: "Asked", fused: list) -> list:
         """Notes of the time the query names ("four weeks ago", "in May 2023") move up, by
@@ -315,18 +307,21 @@ class SearchService:
 
     def _diversify(self, fused: list, around: dict[str, set[str]]) -> list:
         """Adjacent turns say much the same: a note loses a share of its score for each
-        sequence neighbour already ranked above it, so the top spreads over more moments;
-        but not for a neighbour that is above it on the share of its own score it
-        inherited (`_spread`): a note is not pushed down by the turns it lifted. (It was:
-        an answer all three lists rank near the top fell from 3rd to 12th below the two
-        turns around it.) `around`: each note's sequence neighbours."""
+        sequence neighbour already ranked above it, so the top spreads over more moments.
+        Not for a chat turn of the side the query asks about that is above it on a share
+        of its own score (`_spread`) lifted with that turn (`_boost_speakers`): the side
+        asked decides which of the two comes first, not that the other falls. (It did:
+        "the designation on my jumpsuit", in a role-play where the assistant wears it,
+        asks for the user's side; the two user turns around the answer, first or second
+        in every list, inherited half its score and went above it, and it fell to 12th.)
+        `around`: each note's sequence neighbours."""
         share = self.settings.diversity
         if share <= 0 or not fused:
             return fused
         heap = [(-score, i, 0, score, sources) for i, score, sources in fused]
         heapq.heapify(heap)
         chosen: list = []
-        taken: dict[str, str | None] = {}  # note -> the neighbour it inherited from
+        taken: dict[str, str | None] = {}  # note -> the neighbour whose share it was lifted with as the side asked
         while heap:
             neg, i, seen, score, sources = heapq.heappop(heap)
             near = sum(1 for n in around.get(i, ()) if n in taken and taken[n] != i)
@@ -334,7 +329,7 @@ class SearchService:
                 heapq.heappush(heap, (-score * (1 - share) ** near, i, near, score, sources))
                 continue
             chosen.append((i, -neg, sources))
-            taken[i] = sources.get("neighbour", {}).get("of")
+            taken[i] = sources.get("neighbour", {}).get("of") if "side" in sources else None
         return chosen
 
 
@@ -348,15 +343,14 @@ class Asked:
     times: list[StatedTime]
 
 
-def _boost(fused: list, chosen: set[str], boost: float, reason: str, inherited: dict[str, float] | None = None) -> list:
-    """The chosen notes' scores raised by `boost` of themselves, less what they `inherited`
-    from their neighbours (their sources say why), re-ranked."""
-    if not chosen or boost <= 0:
+def _boost(fused: list, chosen: set[str], boost: float, reason: str) -> list:
+    """The chosen notes' scores raised by `boost` of themselves (their sources say why), re-ranked."""
+    if not chosen:
         return fused
     out = []
     for i, score, sources in fused:
         if i in chosen:
-            score += boost * (score - (inherited or {}).get(i, 0.0))
+            score *= 1 + boost
             sources = {**sources, reason: {"boost": boost}}
         out.append((i, score, sources))
     return sorted(out, key=lambda t: (-t[1], t[0]))

@@ -429,11 +429,11 @@ def test_a_chat_question_asks_about_one_side(memory):
         assert all("side" not in h.sources for h in plain.search("What did you recommend?", top_k=3))
 
 
-def test_the_side_asked_lifts_a_turn_by_its_own_words_not_its_neighbours(memory, vault):
+def test_the_side_asked_does_not_push_down_the_turn_its_turns_inherit_from(memory, vault):
     """ "my" in a question asks for the user's side, but the answer can be the assistant's
     turn (here a plan the assistant wrote). The user's turns around it inherit a share of
-    its score: the side lift multiplies what they say, not that share, and the answer
-    is not pushed down (`diversity`) for the turns it lifted."""
+    its score (`neighbour_share`) and the side's lift takes them above it; the answer is
+    not then pushed down (`diversity`) for the turns it lifted."""
     add_filler(memory)
     asked, plan, thanks = chain(vault, [
         "user: Could you help me plan a garden?",
@@ -441,16 +441,14 @@ def test_the_side_asked_lifts_a_turn_by_its_own_words_not_its_neighbours(memory,
         "user: Thanks, the herb plan looks good",
     ])
     query = "Where does the basil go in my herb garden plan?"
-    hits = {h.note.id: h for h in memory.search(query, top_k=3)}
-    assert set(hits) == {asked, plan, thanks}
-    assert all(hits[plan].sources[name]["rank"] == 1 for name in ("keyword", "semantic", "graph"))
-    with AgentMemory(vault, embedder="fake", name_boost=0.0, diversity=0.0) as plain:
-        level = {h.note.id: h for h in plain.search(query, top_k=3)}
-    assert hits[plan].score == pytest.approx(level[plan].score)  # neither lifted nor pushed down
-    for turn in (asked, thanks):
-        assert hits[turn].sources["side"] == {"boost": 0.6} and hits[turn].sources["neighbour"]["of"] == plan
-        inherited = level[turn].sources["neighbour"]["gain"]
-        assert hits[turn].score == pytest.approx(inherited + 1.6 * (level[turn].score - inherited))
+    hits = memory.search(query, top_k=4)
+    assert ids(hits)[:3] == [thanks, asked, plan]
+    assert all(hits[2].sources[name]["rank"] == 1 for name in ("keyword", "semantic", "graph"))
+    assert all(h.sources["side"] == {"boost": 0.6} and h.sources["neighbour"]["of"] == plan for h in hits[:2])
+    with AgentMemory(vault, embedder="fake", diversity=0.0) as undiverse:
+        kept = {h.note.id: h.score for h in undiverse.search(query, top_k=4)}
+    assert hits[2].score == pytest.approx(kept[plan])  # 0.36 of it before
+    assert hits[3].score == pytest.approx(kept[hits[3].note.id])  # the filler: nothing near it
 
 
 
