@@ -164,7 +164,8 @@ class SearchService:
         around = self.index.notes.sequence_neighbours(i for i, _, _ in fused)
         if mode == "hybrid":
             fused = self._spread(fused, around, allowed)
-        ranked = self._diversify(self._boost_dated(asked, self._boost_speakers(named, side, fused)), around)
+        spread = {i: score for i, score, _ in fused}
+        ranked = self._diversify(self._boost_dated(asked, self._boost_speakers(named, side, fused)), around, spread)
         return (ranked if matched is None else self._floor(ranked, matched))[:limit]
 
     def _matched(self, lists: dict[str, list[tuple[str, float]]]) -> set[str]:
@@ -305,31 +306,32 @@ class SearchService:
             fused = _boost(fused, self.index.notes.stating_times(ids), boost, "time")
         return fused
 
-    def _diversify(self, fused: list, around: dict[str, set[str]]) -> list:
+    def _diversify(self, fused: list, around: dict[str, set[str]], spread: dict[str, float]) -> list:
         """Adjacent turns say much the same: a note loses a share of its score for each
         sequence neighbour already ranked above it, so the top spreads over more moments.
-        Not for a chat turn of the side the query asks about that is above it on a share
-        of its own score (`_spread`) lifted with that turn (`_boost_speakers`): the side
-        asked decides which of the two comes first, not that the other falls. (It did:
-        "the designation on my jumpsuit", in a role-play where the assistant wears it,
-        asks for the user's side; the two user turns around the answer, first or second
-        in every list, inherited half its score and went above it, and it fell to 12th.)
-        `around`: each note's sequence neighbours."""
+        Not for a chat turn of the side the query asks about that is above it only by the
+        share of its score the turn inherited (`_spread`, `spread`: the scores then) and
+        was lifted with (`_boost_speakers`): the side asked decides which of the two
+        comes first, not that the other falls. (It did: "the designation on my jumpsuit",
+        in a role-play where the assistant wears it, asks for the user's side; the answer
+        was first or second in every list, the two user turns around it went above it
+        so, and it fell to 12th.) `around`: each note's sequence neighbours."""
         share = self.settings.diversity
         if share <= 0 or not fused:
             return fused
         heap = [(-score, i, 0, score, sources) for i, score, sources in fused]
         heapq.heapify(heap)
         chosen: list = []
-        taken: dict[str, str | None] = {}  # note -> the neighbour whose share it was lifted with as the side asked
+        taken: dict[str, tuple[str | None, float]] = {}  # note -> (the neighbour it inherited from, its score without)
         while heap:
             neg, i, seen, score, sources = heapq.heappop(heap)
-            near = sum(1 for n in around.get(i, ()) if n in taken and taken[n] != i)
+            near = sum(1 for n in around.get(i, ()) if n in taken and not (taken[n][0] == i and taken[n][1] < score))
             if near > seen:  # a neighbour was taken since this score was set: re-rank it
                 heapq.heappush(heap, (-score * (1 - share) ** near, i, near, score, sources))
                 continue
             chosen.append((i, -neg, sources))
-            taken[i] = sources.get("neighbour", {}).get("of") if "side" in sources else None
+            given = sources.get("neighbour") if "side" in sources else None
+            taken[i] = (given["of"], score * (1 - given["gain"] / spread[i])) if given else (None, 0.0)
         return chosen
 
 

@@ -452,6 +452,22 @@ def test_the_side_asked_does_not_push_down_the_turn_its_turns_inherit_from(memor
 
 
 
+def test_a_turn_of_the_side_asked_above_on_its_own_words_still_pushes_its_neighbour_down(memory, vault):
+    """The exception above is for a turn that is above its neighbour only by the share it
+    inherited from it; the user's own answer, above the reply on its own words, is the
+    moment, and the reply next to it says it again."""
+    add_filler(memory)
+    said, reply = chain(vault, ["user: I put the basil in the south bed of my herb garden, beside the tomatoes",
+                                "assistant: Good choice: basil likes the sun there"])
+    query = "Where did I put the basil in my herb garden?"
+    hits = memory.search(query, top_k=2)
+    assert ids(hits) == [said, reply] and hits[0].sources["neighbour"]["of"] == reply
+    with AgentMemory(vault, embedder="fake", diversity=0.0) as undiverse:
+        kept = {h.note.id: h.score for h in undiverse.search(query, top_k=2)}
+    assert hits[0].score - hits[0].sources["neighbour"]["gain"] * 1.6 > kept[reply]  # above on its own words
+    assert hits[1].score == pytest.approx(kept[reply] * 0.6)
+
+
 def test_a_speaker_after_a_blank_line_is_found(memory):
     """python-frontmatter, and many people, leave a blank line after the frontmatter."""
     path = memory.path / "by-hand.md"
