@@ -187,7 +187,7 @@ GENERIC = frozenset(root(w) for w in
     get gets going go went done make made said say says think know see also okay yes yeah lol haha omg guys right
     back moved move change changed switched instead longer anymore still utc cet cest pst pdt est edt gmt ist bst
     week weeks day days month months year years next last first final finally ago actually""".split())
-_NOT_NAMES = frozenset(
+NOT_NAMES = frozenset(
     """i i'm i've i'd i'll ok okay the a an and but so re fyi eod eta asap tbd utc pst pt et cet cest gmt am pm ooo
     mon tue wed thu fri sat sun monday tuesday wednesday thursday friday saturday sunday
     january february march april may june july august september october november december
@@ -466,7 +466,7 @@ def _names(text: str, spans: _Spans, known: set[str]) -> list[Value]:
         if not spans.free(*m.span()):
             continue
         written = [re.sub(r"['’]s$", "", w.strip(".,+-")) for w in m.group(0).split()]
-        words = [w for w in written if w and w.casefold() not in _NOT_NAMES and (not is_stopword(w) or w == "&")]
+        words = [w for w in written if w and w.casefold() not in NOT_NAMES and (not is_stopword(w) or w == "&")]
         if words and m.start() == len(text) - len(text.lstrip()) and words[0] == written[0]:
             if words[0].casefold() not in known and not re.search(r"[A-Z0-9]", words[0][1:]):
                 words = words[1:]

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from amem_cli.steps.statements import (
-    CLAUSE_END, GENERIC, SHORT_NOTE, Clause, Sentence, Value, LABEL, identifiers, is_ordinal, overlap, read, root, speaker, stems,
+    CLAUSE_END, GENERIC, NOT_NAMES, SHORT_NOTE, Clause, Sentence, Value, LABEL, identifiers, is_ordinal, overlap, read, root, speaker, stems,
 )
 from amem_cli.text import is_stopword
 
@@ -479,6 +479,40 @@ def _other_speaker(new_speaker: str | None, old_speaker: str | None, new_text: s
                 and not {new_speaker, old_speaker} & _ROLES and _FIRST_PERSON.search(new_text))
 
 
+# A note opening with a name and a verb ("Hiroshi cancelled ...") tells what that one did.
+_OPENING_NAME = re.compile(r"^\W*([A-Z][\w'’-]+)\s+(?=[a-z])")
+
+
+def _actor(body: str) -> str | None:
+    """The name a note opens with, the one it tells of, when the note writes it again (a
+    capital that only opens a sentence may be any word: "Offsite cancelled")."""
+    m = _OPENING_NAME.match(body)
+    if not m or m.group(1).casefold() in NOT_NAMES or is_stopword(m.group(1)):
+        return None
+    return m.group(1) if len(re.findall(rf"\b{re.escape(m.group(1))}\b", body)) > 1 else None
+
+
+def _other_actor(new_text: str, old_text: str) -> str | None:
+    """Two notes each telling what another person did ("Lena cancelled the budget
+    spreadsheet" and "Hiroshi cancelled the invoice"), neither naming the other: what one
+    did changes nothing of the other's. Unless the newer says that it now does what the
+    older one did, a role passing on ("Dana now leads the team" after "Sam leads the
+    team": its opening clause says the older's again, with a change word the older's does
+    not have: not "Esther abandoned the audiobook" after "Hiroshi abandoned the audiobook")."""
+    (_, new_body), (_, old_body) = speaker(new_text), speaker(old_text)
+    new_actor, old_actor = _actor(new_body), _actor(old_body)
+    if not new_actor or not old_actor or new_actor == old_actor:
+        return None
+    if re.search(rf"\b{re.escape(new_actor)}\b", old_body) or re.search(rf"\b{re.escape(old_actor)}\b", new_body):
+        return None
+    new_first, old_first = read(new_text)[1][0].clauses[0], read(old_text)[1][0].clauses[0]
+    own = set(re.findall(r"[\w'’]+", old_first.text.casefold()))
+    if _restates(new_first, old_first) and _says_change(
+            " ".join(w for w in re.findall(r"[\w'’]+", new_first.text) if w.casefold() not in own)):
+        return None
+    return f"{new_actor} is not {old_actor}"
+
+
 _NO_WORD = " (no word of the newer note says it changed)"
 
 
@@ -521,6 +555,8 @@ def judge(new_text: str, old_text: str) -> Verdict:
     (new_speaker, new), (old_speaker, old) = read(new_text), read(old_text)
     if _other_speaker(new_speaker, old_speaker, speaker(new_text)[1]):
         return Verdict(NO, f"{new_speaker} speaks of themselves, not of {old_speaker}")
+    if other_actor := _other_actor(new_text, old_text):
+        return Verdict(NO, other_actor)
     unsure: str | None = None
     long = not states_one_thing(new_text)
     many = not states_one_thing(old_text)  # the older note says many things

@@ -221,3 +221,27 @@ def test_a_model_s_long_answer_is_told_why_not_by_the_last_sentences_compared():
     ask = "Is lunch at noon on Friday, and who books the room for the whole team this time around, do you know?"
     assert judge(f"user: {moved} {ask}", old) == Verdict(NO, "the newer note asks")
     assert judge(f"user: {ask} {moved}", old) == Verdict(NO, "release 4.2 is not release 4.3")
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Hiroshi cancelled the gym membership online. Hiroshi wrote down a note about the sauna.",
+     "Lena cancelled the gym membership at the front desk. Lena said the sauna was the best part."),
+    ("Mira moved to Paris in March. Mira loves the food there.", "Tom moved to Berlin in May. Tom loves it there."),
+    ("Esther abandoned the witty audiobook at the library. Esther said the poems were the best part.",
+     "Oskar abandoned the witty audiobook at the library. It reminded Oskar of the essays."),
+])
+def test_what_another_person_did_changes_nothing(old, new):
+    """Two notes each telling what someone did, neither naming the other: what Lena did is
+    no change of what Hiroshi did, however alike the sentences."""
+    verdict = judge(new, old)
+    assert verdict.decision == NO and " is not " in verdict.reason
+
+
+def test_a_role_passing_to_another_person_is_still_compared():
+    """The newer says that it now does what the older one did, or names the older one: the
+    notes are compared, and what changed supersedes."""
+    old = "Sam runs the Monday standup. Sam keeps the notes in Confluence."
+    new = "Dana now runs the Monday standup. Dana keeps the notes in Notion."
+    assert judge(new, old).decision == SUPERSEDES
+    named = "Dana heard from the caterers that Sam's team dinner is at 8pm now. Dana got a bigger table too."
+    assert judge(named, "Sam booked the team dinner at Nonna for 7pm. Sam confirmed it.").decision == SUPERSEDES
