@@ -88,7 +88,7 @@ _NOW_AT_PRESENT = re.compile(r"\b(?:for now|right now|now that|by now|until now|
 # Verbs that end what the older note states (its subject is in their clause).
 _ENDING = re.compile(
     r"(?<![\w-])(?:cancel\w*|called off|scrapp\w*|postpon\w*|defer\w*|pushed back|delay\w*|rescind\w*|revok\w*|lift(?:ed|ing)|"
-    r"quit|resign\w*|handed in|gave up|giving up|stop(?:s|ped|ping)?|trad\w* (?:\w+ )?in|sold|discontinu\w*|terminat\w*|not renewed|closed|"
+    r"quit|resign\w*|handed in|gave up|giving up|stop(?:s|ped|ping)?|trad(?:e|es|ed|ing) (?:\w+ )?in|sold|discontinu\w*|terminat\w*|not renewed|closed|"
     r"withdr[ae]w\w*|expired|retired|removed|deleted|(?<!open )ended)(?![\w-])",  # ("open ended": a kind of question)
     re.IGNORECASE,
 )
@@ -327,6 +327,8 @@ def _left_behind(old: Sentence, new: Sentence, *, strict: bool) -> tuple[str | N
         for m in _LEFT_BEHIND.finditer(c.text):
             if m.group(0).casefold().startswith(("from", "over")) and not _CHANGE.search(c.text[:m.start()]):
                 continue  # "from" and "over" leave something behind only after a change word
+            if _DENIED_VERB.search(c.text[:m.start()]):
+                continue  # "I won't quit the studio" leaves nothing
             named = [root(w) for w in re.findall(r"[^\W\d_][^\W_]*", m.group(1).casefold())
                      if len(w) > 1 and not is_stopword(w) and root(w) not in GENERIC]
             if not named:
@@ -382,13 +384,18 @@ def _chosen(old: Sentence, new: Sentence) -> tuple[str, bool] | None:
     return None
 
 
+# A verb after these is denied: "I won't quit", "don't let anything stop you" end nothing.
+_DENIED_VERB = re.compile(r"(?:\b(?:not|never|no longer)|n['’]t)\s+(?:[\w'’]+\s+){0,2}$", re.IGNORECASE)
+
+
 def _ended(old: Sentence, new: Sentence, cue: bool) -> str | None:
-    """A verb that ends something ("cancelled", "quit", "gave up", "rescinded") in a
-    clause about the older sentence's subject: a word of it, or a name it gives just after
+    """A verb that ends something ("cancelled", "quit", "gave up", "rescinded"), not denied,
+    in a clause about the older sentence's subject: a word of it, or a name it gives just after
     the verb ("closed my Chase account"; a name alone elsewhere may be another's story)."""
     names = {root(v.norm) for v in old.values if v.kind == "name"}
     for c in new.clauses:
-        if c.gate is not None or not (m := _ENDING.search(c.text)):
+        if c.gate is not None or not (m := next(
+                (m for m in _ENDING.finditer(c.text) if not _DENIED_VERB.search(c.text[:m.start()])), None)):
             continue
         if overlap(c.subject, old.subject) - names:
             return m.group(0)

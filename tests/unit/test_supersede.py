@@ -245,3 +245,24 @@ def test_a_role_passing_to_another_person_is_still_compared():
     assert judge(new, old).decision == SUPERSEDES
     named = "Dana heard from the caterers that Sam's team dinner is at 8pm now. Dana got a bigger table too."
     assert judge(named, "Sam booked the team dinner at Nonna for 7pm. Sam confirmed it.").decision == SUPERSEDES
+
+
+@pytest.mark.parametrize("old, new", [
+    # an ending verb denied ends nothing
+    ("Jon: Thanks! I'm not giving up on the dance studio, we open in May.",
+     "Jon: Thanks, I won't quit the dance studio, whatever it takes."),
+    ("Gina: You can do it, the studio is your dream. Keep at it!",
+     "Gina: Don't let anything stop you and the studio, you have real potential!"),
+    # "traditional ... in" is no "traded in"
+    ("user: We visited a weaving cooperative near Gaborone on the first day.",
+     "user: We saw traditional weaving in Gaborone yesterday."),
+])
+def test_an_ending_verb_denied_or_misread_ends_nothing(old, new):
+    assert judge(new, old).decision == NO
+
+
+def test_an_ending_verb_not_denied_still_ends():
+    verdict = judge("Jon: I quit the dance studio job today, it's over", "Jon: working the dance studio job on weekends")
+    assert verdict.decision == SUPERSEDES and "quit" in verdict.reason
+    traded = judge("Ana: traded in my corolla for a rav4 this weekend", "Ana: my car is a 2012 corolla, still going strong")
+    assert traded.decision == SUPERSEDES and "traded in" in traded.reason
