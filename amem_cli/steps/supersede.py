@@ -433,10 +433,11 @@ _ACQUIRED = re.compile(r"\b(?:add\w*|install\w*|set up|introduc\w*|creat\w*|enab
 
 def _flipped(old: Sentence, new: Sentence, cue: bool) -> str | None:
     """What the older sentence denies, the newer asserts after a change ("no pre-commit
-    hooks" -> "installed pre-commit"; "not cleared yet" -> "cleared"); or the reverse
-    after a change word ("applying" -> "decided not to apply"). The clause shares another
-    word with the older sentence, so both speak of one thing."""
-    old_said, old_denied, old_first = _negated_stems(old.text)
+    hooks" -> "installed pre-commit"; "not cleared yet" -> "cleared"), the clause sharing
+    another word with the older sentence, so both speak of one thing; or the reverse after
+    a change word, the word the newer denies first ("applying" -> "decided not to apply":
+    not "furry" in "can't wait to see your furry friend", where the wait is denied)."""
+    old_said, old_denied, old_first = _negated_stems(", ".join(c.text for c in old.clauses if c.gate != "asks"))
     expected = re.search(r"\byet\b", old.text, re.IGNORECASE)
     for c in new.clauses:
         if c.gate is not None:
@@ -446,7 +447,7 @@ def _flipped(old: Sentence, new: Sentence, cue: bool) -> str | None:
         if (cue or expected or _ACQUIRED.search(c.text)) and (turned := overlap(said, old_denied - old_said)):
             if shared - turned or overlap(turned, old_first):
                 return f"{sorted(turned)[0]}: no -> yes"
-        if cue and (turned := overlap(denied, old_said - old_denied)) and (shared - turned or overlap(turned, first)):
+        if cue and (turned := overlap(denied, old_said - old_denied)) and overlap(turned, first):
             return f"{sorted(turned)[0]}: yes -> no"
     return None
 

@@ -266,3 +266,15 @@ def test_an_ending_verb_not_denied_still_ends():
     assert verdict.decision == SUPERSEDES and "quit" in verdict.reason
     traded = judge("Ana: traded in my corolla for a rav4 this weekend", "Ana: my car is a 2012 corolla, still going strong")
     assert traded.decision == SUPERSEDES and "traded in" in traded.reason
+
+
+@pytest.mark.parametrize("old, new", [
+    # yes -> no: the word denied is the one after the negation ("can't wait"), not one further on
+    ("Audrey: Fingers crossed you find a great furry friend soon.",
+     "Audrey: So excited! I can't wait to see your new furry friend at the park."),
+    # a word of a question was never said to be so: "no recordings" denies nothing it stated
+    ("James: Sounds awesome, jamming is a blast. Do you have any recordings of the jam sessions?",
+     "John: Nah, it was about the moment. No recordings of the jam sessions."),
+])
+def test_a_word_denied_in_passing_is_no_yes_no_change(old, new):
+    assert judge(new, old).decision == NO
