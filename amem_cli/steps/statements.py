@@ -571,11 +571,29 @@ def read(text: str) -> tuple[str | None, tuple[Sentence, ...]]:
 _KEY_VALUE = re.compile(r"\b([A-Za-z]\w*_\w+)\s*:\s+(?=[~$€£]?\d)")
 
 
+# A name spoken to is no value: after a greeting or thanks ("Hey John!", "Thanks, Caroline"),
+# or set off at the end of a sentence that speaks to "you" ("I'm sure you're wrong, John.").
+_GREETING = re.compile(r"(?:^|[.!?]\s+)\W*(?:hey|hi|hello|thanks|thank you|bye|goodbye|cheers|congrats|"
+                       r"congratulations|sorry|dear|yo|oh|wow|sure|yes|yeah|no|nope|ok|okay|well|aw|ah)"
+                       r"[,!.]?\s+([A-Z][\w'’-]*)", re.IGNORECASE)
+_CALLED = re.compile(r",\s*([A-Z][\w'’-]*)\s*[.!?]*$")
+_YOU = re.compile(r"\b(?:you|your|you're|you’re|you've|you’ve)\b", re.IGNORECASE)
+
+
+def _addressed(sentence: str) -> set[str]:
+    """The names a sentence speaks to, lower-cased."""
+    names = {m.group(1) for m in _GREETING.finditer(sentence)}
+    if _YOU.search(sentence) and (m := _CALLED.search(sentence)):
+        names.add(m.group(1))
+    return {n.casefold() for n in names if n[:1].isupper()}
+
+
 def _clauses(sentence: str, known: set[str], part: int) -> list[Clause]:
     asks = bool(_QUESTION_START.match(sentence) and sentence.endswith("?"))
     bids = bool(_REQUEST.match(sentence))  # "Replace each note's context...": a request, in a newer note
 
     supposes = bool(_SUPPOSES.search(sentence))
+    addressed = _addressed(sentence)
     out = []
     sentence = _KEY_VALUE.sub(r"\1 ", sentence)  # "anneal_hours: 2" is one clause: the key names the value
     for c in (c.strip() for c in CLAUSE_END.split(sentence)):
@@ -583,7 +601,7 @@ def _clauses(sentence: str, known: set[str], part: int) -> list[Clause]:
             continue
         spans = _Spans()
         values = _dates(c, spans) + _clocks(c, spans) + _numbers(c, spans) + _states(c, spans)
-        values += _names(c, spans, known)
+        values += [v for v in _names(c, spans, known) if v.norm not in addressed]
         gate = ("asks" if asks or c.endswith("?") or _QUESTION_START.match(c) and "?" in sentence
                 else "bids" if bids else "supposes" if supposes or _POSSIBLE.search(c) else "keeps" if _KEEPS.search(c)
                 else None)
