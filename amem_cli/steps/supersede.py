@@ -106,6 +106,8 @@ _CHOSEN = re.compile(
     r"(?:the |our |my |a |an )?(?P<picked>[\w'’.+-]+(?:\s+[\w'’.+-]+)?)",
     re.IGNORECASE,
 )
+# Words that add one more of a kind: the older one still holds ("I also visited ...").
+_ADDS = re.compile(r"\b(?:also|too|as well)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|n['’]t|dont|didnt|doesnt|isnt|wasnt|cant)\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|im|my|me|mine|we|we're|our|us)\b", re.IGNORECASE)
 _ROLES = frozenset({"user", "assistant", "agent", "system", "human", "ai", "bot"})
@@ -293,6 +295,7 @@ def _name_change(old: Sentence, new: Sentence, cue: bool) -> tuple[Value, Value,
     for i, c in enumerate(new.clauses):
         if c.gate is not None:
             continue
+        adds = _ADDS.search(c.text)  # "I also loved Mario Kart": one more, not one in its place
         for n in c.values:
             if n.kind != "name" or any(_same_name(n.norm, o.norm) for o in old_names):
                 continue
@@ -300,6 +303,8 @@ def _name_change(old: Sentence, new: Sentence, cue: bool) -> tuple[Value, Value,
                 if o.unit != n.unit:
                     continue  # a place or medium is no rival of a person or a thing
                 denied = _denied(o, new.text)
+                if adds and not denied:  # (unless the older is said to be gone: "Adyen not renewed")
+                    continue
                 said = [k for k in new.clauses if any(v.kind == "name" and _same_name(o.norm, v.norm) for v in k.values)
                         or re.search(rf"\b{re.escape(o.norm)}\b", k.text.casefold())]
                 gone = denied or not said or (cue and c not in said and not any(k.gate == "keeps" for k in said))
@@ -585,7 +590,7 @@ def judge(new_text: str, old_text: str) -> Verdict:
                 continue
             if many:  # only a statement of it said again with another value ("I've tried three" -> "four")
                 conflict = _conflict(os_, ns)
-                if conflict and (conflict[3] or is_ordinal(conflict[1].text)):
+                if conflict and (conflict[3] or is_ordinal(conflict[1].text)) and not _ADDS.search(ns.text):
                     return Verdict(SUPERSEDES, f"{conflict[0].kind}: {conflict[0]} -> {conflict[1]} (said again)")
                 continue
             left, other = _left_behind(os_, ns, strict=long)

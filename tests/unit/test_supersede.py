@@ -278,3 +278,23 @@ def test_an_ending_verb_not_denied_still_ends():
 ])
 def test_a_word_denied_in_passing_is_no_yes_no_change(old, new):
     assert judge(new, old).decision == NO
+
+
+@pytest.mark.parametrize("old, new", [
+    # "also" adds one more: the older still holds
+    ("user: I used to play Tetris on my Game Boy for hours, it was my favourite.",
+     "user: I also loved playing Zelda on my Game Boy, it was such an adventure!"),
+    ("user: I actually have some experience with museums, I went on a guided tour of the Science Museum on March 3rd, "
+     "which my company organised as a team outing. We loved the space exhibit and saw some of the archive too. Would "
+     "my sister like that?",
+     "user: I'll ask my sister what she likes and see what she thinks. By the way, I also went to a talk at the Science "
+     "Museum on May 9th, and it was brilliant. The speaker, Dr. Lee, showed us artefacts from a dig in Peru."),
+])
+def test_one_more_of_a_kind_replaces_nothing(old, new):
+    assert judge(new, old).decision == NO
+
+
+def test_one_more_while_the_older_is_dropped_supersedes():
+    verdict = judge("Stripe will handle EU payments too from Q2; Adyen contract not renewed.",
+                    "Payment processor for EU: Adyen.")
+    assert verdict.decision == SUPERSEDES
