@@ -245,8 +245,10 @@ def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value, bool, bool] |
             near = c.subject if said else c.subject | (new.clauses[i - 1].subject if i else set())
             if not overlap(near, own) or said and not _cue([c]):
                 continue
-            for n in c.values:  # (not one the newer clause denies: "from 48k" is what was left)
-                if _compatible(o, n, old, c) and _differ(o, n) and not _denied(n, c.text):
+            for n in c.values:  # (not one the newer clause denies: "from 48k" is what was left,
+                # nor one the older sentence states too: "a 3-bedroom home for $400,000" -> "the 3-bedroom")
+                if (_compatible(o, n, old, c) and _differ(o, n) and not _denied(n, c.text)
+                        and not any(_said(n, k) for k in old.clauses)):
                     return o, n, _cue(new.clauses[max(0, i - 1):i + 1]), _restates(c, old.clauses[at])
     return None
 

@@ -298,3 +298,12 @@ def test_one_more_while_the_older_is_dropped_supersedes():
     verdict = judge("Stripe will handle EU payments too from Q2; Adyen contract not renewed.",
                     "Payment processor for EU: Adyen.")
     assert verdict.decision == SUPERSEDES
+
+
+def test_a_value_the_older_note_states_itself_is_no_new_value():
+    """"the 3-bedroom house" said again is no new price of "a 3-bedroom house for $400,000"."""
+    old = ("user: We're moving into our new home and I'd like recommendations on home insurance. We recently bought "
+           "a 3-bedroom terraced house for $400,000, which we loved from the first viewing in March.")
+    new = ("user: I'll try those inventory apps. Since we recently bought a 3-bedroom terraced house, I want a full "
+           "record of what we own. Do you have tips on sorting all the boxes from the move?")
+    assert judge(new, old).decision == NO
