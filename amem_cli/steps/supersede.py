@@ -79,7 +79,7 @@ _CHANGE = re.compile(
     r"migrat\w*|went with|go(?:ing)? with|decid\w*|decision|ended up|in the end|after all|final(?:ly)?|"
     r"now|new|newly|latest|down to|up to|from now on|going forward|starting (?=(?:from |on )?(?:next|tomorrow|today|\d|(?-i:[A-Z])))|as of|effective|"
     r"left|quit|resign\w*|joined|dropp\w*|ditch\w*|abandon\w*|revers\w*|overturn\w*|rescind\w*|revok\w*|"
-    r"was|were|used to|previously|formerly|originally|initially|no more)\b"
+    r"used to|previously|formerly|originally|initially|no more)\b"
     r"|->|→|=>",
     re.IGNORECASE,
 )

@@ -307,3 +307,10 @@ def test_a_value_the_older_note_states_itself_is_no_new_value():
     new = ("user: I'll try those inventory apps. Since we recently bought a 3-bedroom terraced house, I want a full "
            "record of what we own. Do you have tips on sorting all the boxes from the move?")
     assert judge(new, old).decision == NO
+
+
+def test_a_past_tense_says_no_change():
+    """"was" tells a story, it does not say a value changed: remembering a trip's hostel is
+    no change of "I can't remember much of that trip"."""
+    assert judge("Sam: Oh I remember that trip! The hostel in the old town was tiny and loud.",
+                 "Sam: I can't remember much of that trip to Porto, honestly.").decision == NO
