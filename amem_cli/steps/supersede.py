@@ -213,11 +213,16 @@ def _cue(clauses: list[Clause]) -> bool:
 
 @lru_cache(maxsize=4096)  # asked of the same clauses for each older sentence
 def _says_change(text: str) -> bool:
-    """A change word in the text; "new" of one thing ("new PB", "new policy"), not of more
-    ("new hires": some were added)."""
+    """A change word in the text, not denied ("don't quit", "not a new game"); "new" of one
+    thing ("new PB", "new policy"), not of more ("new hires": some were added)."""
     text = _NOW_AT_PRESENT.sub(" ", text)
-    return any(m.group(0).casefold() != "new" or not re.match(r"\W*[^\W\d_]+s\b", text[m.end():])
+    return any((m.group(0).casefold() != "new" or not re.match(r"\W*[^\W\d_]+s\b", text[m.end():]))
+               and (_NEEDS_NEGATION.fullmatch(m.group(0)) or not _DENIED_VERB.search(text[:m.start()]))
                for m in _CHANGE.finditer(text))
+
+
+# Change words said with a negation: "isn't needed anymore".
+_NEEDS_NEGATION = re.compile(r"any ?more|no more|no longer", re.IGNORECASE)
 
 
 def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value, bool, bool] | None:

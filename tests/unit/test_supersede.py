@@ -314,3 +314,17 @@ def test_a_past_tense_says_no_change():
     no change of "I can't remember much of that trip"."""
     assert judge("Sam: Oh I remember that trip! The hostel in the old town was tiny and loud.",
                  "Sam: I can't remember much of that trip to Porto, honestly.").decision == NO
+
+
+@pytest.mark.parametrize("old, new", [
+    ("John: I played my favourite board game in a big tournament last week.",
+     "John: Nope, not a new game. We ran a tournament for charity with the same board game."),
+    ("Jon: I won't quit on my dreams, your words motivate me.", "Gina: Keep going for your dreams and don't quit!"),
+])
+def test_a_change_word_denied_says_no_change(old, new):
+    assert judge(new, old).decision == NO
+
+
+def test_a_change_word_that_goes_with_a_negation_still_says_one():
+    verdict = judge("Dev: I don't cycle anymore, knee's not having it", "Dev: I cycle to work every day, 12 km")
+    assert verdict.decision == SUPERSEDES and "yes -> no" in verdict.reason
