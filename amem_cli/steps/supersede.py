@@ -444,11 +444,13 @@ _ACQUIRED = re.compile(r"\b(?:add\w*|install\w*|set up|introduc\w*|creat\w*|enab
 
 
 def _flipped(old: Sentence, new: Sentence, cue: bool) -> str | None:
-    """What the older sentence denies, the newer asserts after a change ("no pre-commit
-    hooks" -> "installed pre-commit"; "not cleared yet" -> "cleared"), the clause sharing
-    another word with the older sentence, so both speak of one thing; or the reverse after
-    a change word, the word the newer denies first ("applying" -> "decided not to apply":
-    not "furry" in "can't wait to see your furry friend", where the wait is denied)."""
+    """What the older sentence denies, the newer asserts after a change: the word it denies
+    first ("not cleared" -> "cleared"; not "furry" of "can't wait to see your furry friend"
+    in "your new furry friend"), or after a verb of getting or a "not yet" a word the
+    clause shares with it and another ("no pre-commit hooks" -> "installed pre-commit",
+    "not part of CI yet" -> "added a mypy step to CI"). Or the reverse after a change word:
+    the word the newer denies first ("applying" -> "decided not to apply": not "furry" in
+    "can't wait to see your furry friend", where the wait is denied)."""
     old_said, old_denied, old_first = _negated_stems(", ".join(c.text for c in old.clauses if c.gate != "asks"))
     expected = re.search(r"\byet\b", old.text, re.IGNORECASE)
     for c in new.clauses:
@@ -456,8 +458,9 @@ def _flipped(old: Sentence, new: Sentence, cue: bool) -> str | None:
             continue
         said, denied, first = _negated_stems(c.text)
         shared = overlap(said | denied, old_said | old_denied)
-        if (cue or expected or _ACQUIRED.search(c.text)) and (turned := overlap(said, old_denied - old_said)):
-            if shared - turned or overlap(turned, old_first):
+        acquired = expected or _ACQUIRED.search(c.text)
+        if (cue or acquired) and (turned := overlap(said, old_denied - old_said)):
+            if overlap(turned, old_first) or acquired and shared - turned:
                 return f"{sorted(turned)[0]}: no -> yes"
         if cue and (turned := overlap(denied, old_said - old_denied)) and overlap(turned, first):
             return f"{sorted(turned)[0]}: yes -> no"

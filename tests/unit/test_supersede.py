@@ -328,3 +328,13 @@ def test_a_change_word_denied_says_no_change(old, new):
 def test_a_change_word_that_goes_with_a_negation_still_says_one():
     verdict = judge("Dev: I don't cycle anymore, knee's not having it", "Dev: I cycle to work every day, 12 km")
     assert verdict.decision == SUPERSEDES and "yes -> no" in verdict.reason
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Audrey: I can't wait to see you and your furry friend at the dog park.",
+     "Audrey: You'll find the perfect flat for you and your new furry friend."),
+    ("user: I've never tried making cold brew at home. Is it hard?",
+     "user: I'm excited to try making cold brew now. Which beans should I use?"),
+])
+def test_a_word_after_the_one_denied_is_no_no_to_yes_change(old, new):
+    assert judge(new, old).decision == NO
