@@ -166,7 +166,7 @@ _SUPPOSES = re.compile(
 # ... and a clause that is only possible, or only meant ("to help reproduce", "gonna").
 _POSSIBLE = re.compile(r"\b(?:would|could|might|maybe|perhaps|probably|may be|to help|trying to|try to|want(?:s|ed)? to|"
                        r"need(?:s|ed)? to|plan(?:s|ning)? to|going to|gonna|hop(?:e|ing) to|thinking (?:about|of)|"
-                       r"considering|wonder\w*|worth|propos\w*|suggest\w*|debating|tempted|options?)\b|\w['’]d\b",
+                       r"considering|look(?:s|ing)? into|wonder\w*|worth|propos\w*|suggest\w*|debating|tempted|options?)\b|\w['’]d\b",
                        re.IGNORECASE)
 # A sentence opening with a verb of change as it is bid ("Replace X", "Set Y"): a request.
 _REQUEST = re.compile(  # (an older note's "Set X to 30s" is an agent's report of what it did)

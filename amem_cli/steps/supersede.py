@@ -358,6 +358,7 @@ def _typed_in(clause: Clause, text: str) -> bool:
 
 
 _TYPED = frozenset({"date", "clock", "number", "version"})
+_PRONOUN = re.compile(r"(?:them|it|this|that|these|those|one|ones|him|her)\b", re.IGNORECASE)
 
 
 def _chosen(old: Sentence, new: Sentence) -> tuple[str, bool] | None:
@@ -373,6 +374,8 @@ def _chosen(old: Sentence, new: Sentence) -> tuple[str, bool] | None:
         if c.gate is not None:
             continue
         for m in _CHOSEN.finditer(c.text):
+            if _PRONOUN.match(m.group("picked")):
+                continue  # "chose them 'cause ...": what was chosen is named elsewhere
             picked = stems(m.group("picked"))
             if _typed_in(c, " ".join(c.text[m.start("picked"):].split()[:4])):
                 continue

@@ -338,3 +338,15 @@ def test_a_change_word_that_goes_with_a_negation_still_says_one():
 ])
 def test_a_word_after_the_one_denied_is_no_no_to_yes_change(old, new):
     assert judge(new, old).decision == NO
+
+
+def test_a_pronoun_chosen_names_no_choice():
+    old = "Caroline: Researching adoption agencies this month, it's been a dream to have a family."
+    new = "Caroline: I chose them 'cause they help LGBTQ+ folks with adoption, their support spoke to me."
+    assert judge(new, old).decision == NO
+
+
+def test_looking_into_a_change_is_no_change():
+    old = "user: I'm having issues with my laptop's battery life. Any tips to extend it?"
+    new = "user: That's helpful, thanks. I think I'll look into replacing the battery then."
+    assert judge(new, old).decision == NO
