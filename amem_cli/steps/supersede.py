@@ -251,9 +251,10 @@ def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value, bool, bool] |
             if not overlap(near, own) or said and not _cue([c]):
                 continue
             for n in c.values:  # (not one the newer clause denies: "from 48k" is what was left,
-                # nor one the older sentence states too: "a 3-bedroom home for $400,000" -> "the 3-bedroom")
+                # nor one the older sentence states too: "a 3-bedroom home for $400,000" -> "the 3-bedroom";
+                # one it denies may come back: "at 10:00, not 9:30" -> "at 9:30, not 10:00")
                 if (_compatible(o, n, old, c) and _differ(o, n) and not _denied(n, c.text)
-                        and not any(_said(n, k) for k in old.clauses)):
+                        and not any(_said(n, k) and not _denied(n, k.text) for k in old.clauses)):
                     return o, n, _cue(new.clauses[max(0, i - 1):i + 1]), _restates(c, old.clauses[at])
     return None
 

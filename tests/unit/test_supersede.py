@@ -307,6 +307,8 @@ def test_a_value_the_older_note_states_itself_is_no_new_value():
     new = ("user: I'll try those inventory apps. Since we recently bought a 3-bedroom terraced house, I want a full "
            "record of what we own. Do you have tips on sorting all the boxes from the move?")
     assert judge(new, old).decision == NO
+    back = judge("Standup is at 9:30, not 10:00.", "Standup is at 10:00, not 9:30.")  # one it denied comes back
+    assert back.decision == SUPERSEDES and "10:00 -> 9:30" in back.reason
 
 
 def test_a_past_tense_says_no_change():
