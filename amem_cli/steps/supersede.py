@@ -406,14 +406,15 @@ _DENIED_VERB = re.compile(r"(?:\b(?:not|never|no longer)|n['’]t)\s+(?:[\w'’]
 
 def _ended(old: Sentence, new: Sentence, cue: bool) -> str | None:
     """A verb that ends something ("cancelled", "quit", "gave up", "rescinded"), not denied,
-    in a clause about the older sentence's subject: a word of it, or a name it gives just after
+    in a clause about the older sentence's subject: a word of it other than the verb's own
+    ("I stopped you" ends no trip "with a few stops"), or a name it gives just after
     the verb ("closed my Chase account"; a name alone elsewhere may be another's story)."""
     names = {root(v.norm) for v in old.values if v.kind == "name"}
     for c in new.clauses:
         if c.gate is not None or not (m := next(
                 (m for m in _ENDING.finditer(c.text) if not _DENIED_VERB.search(c.text[:m.start()])), None)):
             continue
-        if overlap(c.subject, old.subject) - names:
+        if overlap(c.subject - overlap(c.subject, stems(m.group(0))), old.subject) - names:  # (not the verb itself)
             return m.group(0)
         if overlap(stems(" ".join(c.text[m.end():].split()[:3])), names):
             return m.group(0)

@@ -352,3 +352,11 @@ def test_looking_into_a_change_is_no_change():
     old = "user: I'm having issues with my laptop's battery life. Any tips to extend it?"
     new = "user: That's helpful, thanks. I think I'll look into replacing the battery then."
     assert judge(new, old).decision == NO
+
+
+def test_an_ending_verb_is_no_subject_the_notes_share():
+    """"I stopped you" ends nothing of a road trip "with a few stops": the verb's own word
+    is not what the two notes speak of."""
+    old = "user: I'm planning a road trip with a few stops along the coast next weekend."
+    new = "user: I stopped you because the answer was far too long."
+    assert judge(new, old).decision == NO
