@@ -54,29 +54,31 @@ class Supersessions:
             if note.extra.get("pinned") is True:
                 continue
             verdicts = {}
-            for old in self._candidates(note, order):
-                verdict = judge(note.content, old.content)
+            for old_id, old_text in self._candidates(note, order):
+                verdict = judge(note.content, old_text)
                 if verdict.decision != NO:
-                    verdicts[old.id] = verdict
+                    verdicts[old_id] = verdict
             if verdicts:
                 found[note.id] = verdicts
         self._record(found, cause="amem")  # the batch's together: one write of each note changed
         return found
 
-    def _candidates(self, note: Note, order: dict[str, int]) -> list[Note]:
-        """The `CANDIDATES` older notes sharing most of the new note's words, best first (the
-        full text's order), and those it links to; not those it supersedes already, nor those
-        it cannot change (`may_change`: a model's long answer, another speaker's long turn).
-        (Later notes are read and passed over: a note added to a vault that holds later ones,
-        by an import of old chats, gets its candidates among the older.)"""
+    def _candidates(self, note: Note, order: dict[str, int]) -> list[tuple[str, str]]:
+        """(id, text) of the `CANDIDATES` older notes sharing most of the new note's words,
+        best first (the full text's order), and of those it links to; not those it
+        supersedes already, nor those it cannot change (`may_change`: a model's long
+        answer, another speaker's long turn). (Later notes are read and passed over: a note
+        added to a vault that holds later ones, by an import of old chats, gets its
+        candidates among the older.)"""
         words = keywords(changing_words(note.content))[:QUERY_WORDS]
         ranked = [i for i, _ in self.index.fulltext.search(words, 4 * (CANDIDATES + 1))]
-        found = self.index.notes.get_many(dict.fromkeys([*ranked, *note.links]), links=False)  # their text and dates
+        found = self.index.notes.texts([*ranked, *note.links])  # their text and dates, not the whole notes
         done = set(note.supersedes)
-        older = {i for i in found if i != note.id and i not in done and _older(found[i], note, order)
-                 and may_change(note.content, found[i].content)}  # (a model's long answers take no place)
+        older = {i for i, (text, created) in found.items() if i != note.id and i not in done
+                 and _older(i, created, note, order)
+                 and may_change(note.content, text)}  # (a model's long answers take no place)
         best = [i for i in ranked if i in older][:CANDIDATES]  # in the full text's order, not the notes' dates
-        return [found[i] for i in dict.fromkeys([*best, *(i for i in note.links if i in older)])]
+        return [(i, found[i][0]) for i in dict.fromkeys([*best, *(i for i in note.links if i in older)])]
 
     # -- made and undone -------------------------------------------------------------------
     def supersede(self, old_id: str, new_id: str) -> dict:
@@ -188,13 +190,14 @@ def _iso(when: datetime | None) -> str | None:
     return when.isoformat() if when else None
 
 
-def _older(old: Note, new: Note, order: dict[str, int]) -> bool:
-    """Whether `old` was said before `new`: in a batch, by its order; else by date."""
-    if old.id in order and new.id in order:
-        return order[old.id] < order[new.id]
-    if old.created_at is None or new.created_at is None:
+def _older(old_id: str, old_created: datetime | None, new: Note, order: dict[str, int]) -> bool:
+    """Whether the note `old_id` (created `old_created`) was said before `new`: in a
+    batch, by its order; else by date."""
+    if old_id in order and new.id in order:
+        return order[old_id] < order[new.id]
+    if old_created is None or new.created_at is None:
         return False
-    return to_utc(old.created_at) <= to_utc(new.created_at)
+    return to_utc(old_created) <= to_utc(new.created_at)
 
 
 # -- search and context: the current note first ----------------------------------------------
