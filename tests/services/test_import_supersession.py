@@ -162,3 +162,31 @@ def test_a_pin_saved_while_the_import_stores_keeps_the_file_as_the_person_left_i
     assert "pinned: true" in text and "superseded_by" not in text
     assert facade.run(Show(new)).note.supersedes == [old]
     assert facade.run(Show(old)).note.superseded_by == [new]  # the index knows it from the newer note
+
+
+def test_a_save_during_the_batch_s_write_gets_the_supersession_on_its_bytes_in_one_revision(facade, tmp_path, monkeypatch):
+    """A person saves an older note between amem's read of the batch's files and their
+    write: no file of the batch is changed by that try, its revisions are dropped, and
+    the next try makes the change on the person's bytes, one revision a note."""
+    writer = internals(facade).writer
+    revise_many, write_many = writer.revise_many, Vault.write_many
+    saved = []
+
+    def saving_first(self, items, *rest):
+        if not saved:
+            old = self.abspath(next(rel for rel, text, _ in items if "superseded_by" in text))
+            old.write_text(old.read_text().replace("scheduled for March 3.", "scheduled for March 3 (said Ana)."))
+            saved.append(old)
+        return write_many(self, items, *rest)
+
+    def recording(changes, **options):
+        with monkeypatch.context() as patch:
+            patch.setattr(Vault, "write_many", saving_first)
+            return revise_many(changes, **options)
+
+    monkeypatch.setattr(writer, "revise_many", recording)
+    old, new = facade.run(Import(jsonl(tmp_path / "notes.jsonl", planned(1) + moved(1)))).ids
+    text = saved[0].read_text()
+    assert "(said Ana)" in text and f"superseded_by:\n- '[[{new}]]'" in text
+    assert [r.change for r in facade.run(History(old))] == [f"superseded by {new}"]
+    assert [r.change for r in facade.run(History(new))] == [f"supersedes {old} (date: March 3 -> April 10)"]
