@@ -214,8 +214,8 @@ class NoteWriter:
         """`revise_with` (made again on a person's save meanwhile) for many notes, {id:
         (change, what)}: each note changed is one revision, all recorded ahead of one
         write of the files (`Vault.write_many`: one flush to disk). A batch's
-        supersessions are recorded this way: a write, a flush and a revision per pair cost
-        an import more than finding them."""
+        supersessions are recorded this way (one `revise_with` a note a pair was 185 writes,
+        each flushed, in a 500-note import)."""
 
         def revision(note_id: str, old: Note, new: Note, before: bytes, text: str) -> dict:
             return _revision(note_id, cause, model, changes[note_id][1], old, new, before, text)
