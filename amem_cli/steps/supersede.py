@@ -425,10 +425,13 @@ def _ended(old: Sentence, new: Sentence, cue: bool) -> str | None:
 _KNOWING = frozenset("know knew known realize realized realise realised idea aware".split())
 
 
-def _negated_stems(text: str) -> tuple[set[str], set[str], set[str]]:
+@lru_cache(maxsize=4096)  # asked of an older note's sentence for each newer note, and of each clause for each older
+def _negated_stems(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """(stems said, stems denied, stems denied first): the two content words just after
     a negation are denied, the first of them most plainly ("not part of CI")."""
-    said, denied, first = set(), set(), set()
+    said: set[str] = set()
+    denied: set[str] = set()
+    first: set[str] = set()
     for clause in CLAUSE_END.split(text):
         left = 0
         for word in re.findall(r"[\w'’-]+", clause.casefold()):
@@ -441,7 +444,7 @@ def _negated_stems(text: str) -> tuple[set[str], set[str], set[str]]:
                 if left == 2:
                     first.add(s)
                 left -= bool(left)
-    return said, denied, first
+    return frozenset(said), frozenset(denied), frozenset(first)
 
 
 _ACQUIRED = re.compile(r"\b(?:add\w*|install\w*|set up|introduc\w*|creat\w*|enabl\w*|start\w*|bought|got|began)\b",
