@@ -170,6 +170,18 @@ class NoteStore:
         return {r[0] for r in self.db.execute("SELECT id FROM notes WHERE expires_utc IS NOT NULL AND expires_utc <= ?",
                                               [utc_key(at)])}
 
+    def texts(self, ids: Iterable[str]) -> dict[str, tuple[str, datetime | None]]:
+        """{note: (its text, when it was created)} for the given notes that exist: what
+        a supersession is judged by, without a whole note's fields."""
+        rows = self.conn.rows_in("SELECT id, content, created FROM notes WHERE id {in}", dict.fromkeys(ids))
+        return {i: (text, to_datetime(c) if c else None) for i, text, c in rows}
+
+    def described(self, ids: Iterable[str]) -> dict[str, tuple[str, str, list[str]]]:
+        """{note: (its text, context, keywords)} for the given notes that exist: what a
+        link is chosen by, without a whole note's fields."""
+        rows = self.conn.rows_in("SELECT id, content, context, keywords FROM notes WHERE id {in}", dict.fromkeys(ids))
+        return {i: (text, context or "", json.loads(keywords)) for i, text, context, keywords in rows}
+
     def created(self, ids: Iterable[str]) -> dict[str, datetime | None]:
         """{note: when it was created} for the given notes that exist."""
         rows = self.conn.rows_in("SELECT id, created FROM notes WHERE id {in}", dict.fromkeys(ids))

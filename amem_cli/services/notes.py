@@ -168,8 +168,13 @@ class NoteService:
         if embed:
             self.indexer.flush_vectors()
             self._connect(notes, evolve=not defer)  # linked now; the model's evolution waits in the queue
-        self.supersessions.detect([self.index.notes.get(n.id) or n for n in notes])  # with their links
-        return [self.index.notes.get(n.id) or n for n in notes]  # with their new links and supersessions
+        self.supersessions.detect(self._as_stored(notes))  # with their links
+        return self._as_stored(notes)  # with their new links and supersessions
+
+    def _as_stored(self, notes: list[Note]) -> list[Note]:
+        """The notes as the index has them now (one read for the batch, not one a note)."""
+        stored = self.index.notes.get_many([n.id for n in notes])
+        return [stored.get(n.id) or n for n in notes]
 
     def _connect(self, notes: list[Note], *, evolve: bool = True) -> None:
         """Link the stored notes. When a person keeps saving a note they would link to, the

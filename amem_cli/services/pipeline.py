@@ -330,8 +330,8 @@ class Pipeline:
         similar = dict(similar)
         for known in (note.id, *note.links, *note.backlinks, *exclude):
             similar.pop(known, None)
-        others = self.index.notes.get_many(similar, links=False)
-        candidates = [Candidate(i, n.content, n.context, n.keywords, similar[i]) for i, n in others.items()]
+        others = self.index.notes.described(similar)
+        candidates = [Candidate(i, text, context, words, similar[i]) for i, (text, context, words) in others.items()]
         decision = choose_links(note.content, note.keywords, candidates, llm=self.llm if s.link_choice == "model" else None,
                                 threshold=s.link_threshold, max_links=s.max_links)
         self.stats.count(decision)

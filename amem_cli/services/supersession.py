@@ -54,29 +54,31 @@ class Supersessions:
             if note.extra.get("pinned") is True:
                 continue
             verdicts = {}
-            for old in self._candidates(note, order):
-                verdict = judge(note.content, old.content)
+            for old_id, old_text in self._candidates(note, order):
+                verdict = judge(note.content, old_text)
                 if verdict.decision != NO:
-                    verdicts[old.id] = verdict
+                    verdicts[old_id] = verdict
             if verdicts:
-                self._record(note.id, verdicts, cause="amem")
                 found[note.id] = verdicts
+        self._record(found, cause="amem")  # the batch's together: one write of each note changed
         return found
 
-    def _candidates(self, note: Note, order: dict[str, int]) -> list[Note]:
-        """The `CANDIDATES` older notes sharing most of the new note's words, best first (the
-        full text's order), and those it links to; not those it supersedes already, nor those
-        it cannot change (`may_change`: a model's long answer, another speaker's long turn).
-        (Later notes are read and passed over: a note added to a vault that holds later ones,
-        by an import of old chats, gets its candidates among the older.)"""
+    def _candidates(self, note: Note, order: dict[str, int]) -> list[tuple[str, str]]:
+        """(id, text) of the `CANDIDATES` older notes sharing most of the new note's words,
+        best first (the full text's order), and of those it links to; not those it
+        supersedes already, nor those it cannot change (`may_change`: a model's long
+        answer, another speaker's long turn). (Later notes are read and passed over: a note
+        added to a vault that holds later ones, by an import of old chats, gets its
+        candidates among the older.)"""
         words = keywords(changing_words(note.content))[:QUERY_WORDS]
         ranked = [i for i, _ in self.index.fulltext.search(words, 4 * (CANDIDATES + 1))]
-        found = self.index.notes.get_many(dict.fromkeys([*ranked, *note.links]), links=False)  # their text and dates
+        found = self.index.notes.texts([*ranked, *note.links])  # their text and dates, not the whole notes
         done = set(note.supersedes)
-        older = {i for i in found if i != note.id and i not in done and _older(found[i], note, order)
-                 and may_change(note.content, found[i].content)}  # (a model's long answers take no place)
+        older = {i for i, (text, created) in found.items() if i != note.id and i not in done
+                 and _older(i, created, note, order)
+                 and may_change(note.content, text)}  # (a model's long answers take no place)
         best = [i for i in ranked if i in older][:CANDIDATES]  # in the full text's order, not the notes' dates
-        return [found[i] for i in dict.fromkeys([*best, *(i for i in note.links if i in older)])]
+        return [(i, found[i][0]) for i in dict.fromkeys([*best, *(i for i in note.links if i in older)])]
 
     # -- made and undone -------------------------------------------------------------------
     def supersede(self, old_id: str, new_id: str) -> dict:
@@ -88,7 +90,7 @@ class Supersessions:
         if new.id in old.supersedes:
             raise UsageError(f"{old.id} supersedes {new.id}: one of them must be the newer",
                              hint=f"`amem supersede --undo {new.id} {old.id}` first")
-        self._record(new.id, {old.id: Verdict(SUPERSEDES, "a person said so")}, cause=PERSON)
+        self._record({new.id: {old.id: Verdict(SUPERSEDES, "a person said so")}}, cause=PERSON)
         return self._result(old.id, new.id)
 
     def undo(self, old_id: str, new_id: str) -> dict:
@@ -122,41 +124,54 @@ class Supersessions:
         names = self.index.links.resolve(written)
         return [w for w in written if names.get(w, w) != note_id]
 
-    def _record(self, new_id: str, verdicts: dict[str, Verdict], *, cause: str) -> None:
-        """The newer note gets what it supersedes in one revision; each older note it
-        supersedes gets `superseded_by` in its own, where amem may write it (not pinned,
-        not edited by a person since amem wrote it; a person's command writes it anyway).
-        What the detector is unsure of goes to the index only (`suggestions`).
+    def _record(self, found: dict[str, dict[str, Verdict]], *, cause: str) -> None:
+        """`found` ({newer note: {older note: verdict}}): each newer note gets what it
+        supersedes, each older note it supersedes `superseded_by`, where amem may write it
+        (not pinned, not edited by a person since amem wrote it; a person's command writes
+        it anyway). Each note changed is written once, in one revision, with the others
+        (`NoteWriter.revise_many`: one flush to disk for them all). What the detector is
+        unsure of goes to the index only (`suggestions`).
 
         No sync here: every caller has just synced (`prepare` before a store, `get` for a
         person's command, the queued job's `update`), and a sync per supersession looked at
         every file of the vault when no watcher tells which changed: an import of N notes
         did it about N/3 times. Each file is read afresh before it is written, and a note
         found pinned there is left as it is."""
-        linked = {i: v.reason for i, v in verdicts.items() if v.decision == SUPERSEDES}
-        unsure = {i: v.reason for i, v in verdicts.items() if v.decision != SUPERSEDES}
+        linked = {new: {i: v.reason for i, v in verdicts.items() if v.decision == SUPERSEDES} for new, verdicts in found.items()}
         with self.index.transaction():
-            self.index.supersessions.suggest(new_id, unsure)
-            for old_id in linked:
-                self.index.supersessions.drop_suggestion(new_id, old_id)
-        if not linked:
+            for new_id, verdicts in found.items():
+                self.index.supersessions.suggest(new_id, {i: v.reason for i, v in verdicts.items() if v.decision != SUPERSEDES})
+                for old_id in linked[new_id]:
+                    self.index.supersessions.drop_suggestion(new_id, old_id)
+        supersedes: dict[str, list[str]] = {}  # {note: what it comes to supersede}
+        superseded_by: dict[str, list[str]] = {}  # {note: what it comes to be superseded by}
+        what: dict[str, list[str]] = {}
+        for new_id, olds in linked.items():
+            if not olds:
+                continue
+            supersedes[new_id] = list(olds)
+            what.setdefault(new_id, []).extend(f"supersedes {i} ({r})" for i, r in olds.items())
+            for old_id in olds:
+                old = self.index.notes.get(old_id)
+                if old is None or cause == "amem" and (old.extra.get("pinned") is True or self.pipeline.hand_edited(old_id, old)):
+                    continue  # the index knows it from the newer note
+                superseded_by.setdefault(old_id, []).append(new_id)
+                what.setdefault(old_id, []).append(f"superseded by {new_id}")
+        if not what:
             return
-        by = None if cause == "amem" else PERSON
-        what = "; ".join(f"supersedes {i} ({r})" for i, r in linked.items())
-        self.writer.revise_with(new_id, lambda n: replace(n, supersedes=self.pipeline.merged(n.supersedes, list(linked))),
-                                cause="supersede", model=by, redo=True, what=what)
 
-        def superseded(n: Note) -> Note:
-            if cause == "amem" and n.extra.get("pinned") is True:  # pinned by a save the index has not seen yet
+        def change(note_id: str) -> Callable[[Note], Note]:
+            def changed(n: Note) -> Note:
+                if note_id in supersedes:
+                    n = replace(n, supersedes=self.pipeline.merged(n.supersedes, supersedes[note_id]))
+                # Not a note pinned by a save the index has not seen yet.
+                if note_id in superseded_by and not (cause == "amem" and n.extra.get("pinned") is True):
+                    n = replace(n, superseded_by=self.pipeline.merged(n.superseded_by, superseded_by[note_id]))
                 return n
-            return replace(n, superseded_by=self.pipeline.merged(n.superseded_by, [new_id]))
+            return changed
 
-        for old_id in linked:
-            old = self.index.notes.get(old_id)
-            if old is None or cause == "amem" and (old.extra.get("pinned") is True or self.pipeline.hand_edited(old_id, old)):
-                continue  # the index knows it from the newer note
-            self.writer.revise_with(old_id, superseded, cause="supersede", model=by, redo=True,
-                                    what=f"superseded by {new_id}")
+        self.writer.revise_many({i: (change(i), "; ".join(w)) for i, w in what.items()}, cause="supersede",
+                                model=None if cause == "amem" else PERSON)
 
     # -- suggested -------------------------------------------------------------------------
     def suggestions(self) -> list[dict]:
@@ -175,13 +190,14 @@ def _iso(when: datetime | None) -> str | None:
     return when.isoformat() if when else None
 
 
-def _older(old: Note, new: Note, order: dict[str, int]) -> bool:
-    """Whether `old` was said before `new`: in a batch, by its order; else by date."""
-    if old.id in order and new.id in order:
-        return order[old.id] < order[new.id]
-    if old.created_at is None or new.created_at is None:
+def _older(old_id: str, old_created: datetime | None, new: Note, order: dict[str, int]) -> bool:
+    """Whether the note `old_id` (created `old_created`) was said before `new`: in a
+    batch, by its order; else by date."""
+    if old_id in order and new.id in order:
+        return order[old_id] < order[new.id]
+    if old_created is None or new.created_at is None:
         return False
-    return to_utc(old.created_at) <= to_utc(new.created_at)
+    return to_utc(old_created) <= to_utc(new.created_at)
 
 
 # -- search and context: the current note first ----------------------------------------------

@@ -166,7 +166,7 @@ _SUPPOSES = re.compile(
 # ... and a clause that is only possible, or only meant ("to help reproduce", "gonna").
 _POSSIBLE = re.compile(r"\b(?:would|could|might|maybe|perhaps|probably|may be|to help|trying to|try to|want(?:s|ed)? to|"
                        r"need(?:s|ed)? to|plan(?:s|ning)? to|going to|gonna|hop(?:e|ing) to|thinking (?:about|of)|"
-                       r"considering|wonder\w*|worth|propos\w*|suggest\w*|debating|tempted|options?)\b|\w['’]d\b",
+                       r"considering|look(?:s|ing)? into|wonder\w*|worth|propos\w*|suggest\w*|debating|tempted|options?)\b|\w['’]d\b",
                        re.IGNORECASE)
 # A sentence opening with a verb of change as it is bid ("Replace X", "Set Y"): a request.
 _REQUEST = re.compile(  # (an older note's "Set X to 30s" is an agent's report of what it did)
@@ -187,7 +187,7 @@ GENERIC = frozenset(root(w) for w in
     get gets going go went done make made said say says think know see also okay yes yeah lol haha omg guys right
     back moved move change changed switched instead longer anymore still utc cet cest pst pdt est edt gmt ist bst
     week weeks day days month months year years next last first final finally ago actually""".split())
-_NOT_NAMES = frozenset(
+NOT_NAMES = frozenset(
     """i i'm i've i'd i'll ok okay the a an and but so re fyi eod eta asap tbd utc pst pt et cet cest gmt am pm ooo
     mon tue wed thu fri sat sun monday tuesday wednesday thursday friday saturday sunday
     january february march april may june july august september october november december
@@ -466,7 +466,7 @@ def _names(text: str, spans: _Spans, known: set[str]) -> list[Value]:
         if not spans.free(*m.span()):
             continue
         written = [re.sub(r"['’]s$", "", w.strip(".,+-")) for w in m.group(0).split()]
-        words = [w for w in written if w and w.casefold() not in _NOT_NAMES and (not is_stopword(w) or w == "&")]
+        words = [w for w in written if w and w.casefold() not in NOT_NAMES and (not is_stopword(w) or w == "&")]
         if words and m.start() == len(text) - len(text.lstrip()) and words[0] == written[0]:
             if words[0].casefold() not in known and not re.search(r"[A-Z0-9]", words[0][1:]):
                 words = words[1:]
@@ -571,11 +571,29 @@ def read(text: str) -> tuple[str | None, tuple[Sentence, ...]]:
 _KEY_VALUE = re.compile(r"\b([A-Za-z]\w*_\w+)\s*:\s+(?=[~$€£]?\d)")
 
 
+# A name spoken to is no value: after a greeting or thanks ("Hey John!", "Thanks, Caroline"),
+# or set off at the end of a sentence that speaks to "you" ("I'm sure you're wrong, John.").
+_GREETING = re.compile(r"(?:^|[.!?]\s+)\W*(?:hey|hi|hello|thanks|thank you|bye|goodbye|cheers|congrats|"
+                       r"congratulations|sorry|dear|yo|oh|wow|sure|yes|yeah|no|nope|ok|okay|well|aw|ah)"
+                       r"[,!.]?\s+([A-Z][\w'’-]*)", re.IGNORECASE)
+_CALLED = re.compile(r",\s*([A-Z][\w'’-]*)\s*[.!?]*$")
+_YOU = re.compile(r"\b(?:you|your|you're|you’re|you've|you’ve)\b", re.IGNORECASE)
+
+
+def _addressed(sentence: str) -> set[str]:
+    """The names a sentence speaks to, lower-cased."""
+    names = {m.group(1) for m in _GREETING.finditer(sentence)}
+    if _YOU.search(sentence) and (m := _CALLED.search(sentence)):
+        names.add(m.group(1))
+    return {n.casefold() for n in names if n[:1].isupper()}
+
+
 def _clauses(sentence: str, known: set[str], part: int) -> list[Clause]:
     asks = bool(_QUESTION_START.match(sentence) and sentence.endswith("?"))
     bids = bool(_REQUEST.match(sentence))  # "Replace each note's context...": a request, in a newer note
 
     supposes = bool(_SUPPOSES.search(sentence))
+    addressed = _addressed(sentence)
     out = []
     sentence = _KEY_VALUE.sub(r"\1 ", sentence)  # "anneal_hours: 2" is one clause: the key names the value
     for c in (c.strip() for c in CLAUSE_END.split(sentence)):
@@ -583,7 +601,7 @@ def _clauses(sentence: str, known: set[str], part: int) -> list[Clause]:
             continue
         spans = _Spans()
         values = _dates(c, spans) + _clocks(c, spans) + _numbers(c, spans) + _states(c, spans)
-        values += _names(c, spans, known)
+        values += [v for v in _names(c, spans, known) if v.norm not in addressed]
         gate = ("asks" if asks or c.endswith("?") or _QUESTION_START.match(c) and "?" in sentence
                 else "bids" if bids else "supposes" if supposes or _POSSIBLE.search(c) else "keeps" if _KEEPS.search(c)
                 else None)

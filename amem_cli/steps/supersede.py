@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from amem_cli.steps.statements import (
-    CLAUSE_END, GENERIC, SHORT_NOTE, Clause, Sentence, Value, LABEL, identifiers, is_ordinal, overlap, read, root, speaker, stems,
+    CLAUSE_END, GENERIC, NOT_NAMES, SHORT_NOTE, Clause, Sentence, Value, LABEL, identifiers, is_ordinal, overlap, read, root, speaker, stems,
 )
 from amem_cli.text import is_stopword
 
@@ -79,7 +79,7 @@ _CHANGE = re.compile(
     r"migrat\w*|went with|go(?:ing)? with|decid\w*|decision|ended up|in the end|after all|final(?:ly)?|"
     r"now|new|newly|latest|down to|up to|from now on|going forward|starting (?=(?:from |on )?(?:next|tomorrow|today|\d|(?-i:[A-Z])))|as of|effective|"
     r"left|quit|resign\w*|joined|dropp\w*|ditch\w*|abandon\w*|revers\w*|overturn\w*|rescind\w*|revok\w*|"
-    r"was|were|used to|previously|formerly|originally|initially|no more)\b"
+    r"used to|previously|formerly|originally|initially|no more)\b"
     r"|->|→|=>",
     re.IGNORECASE,
 )
@@ -88,7 +88,7 @@ _NOW_AT_PRESENT = re.compile(r"\b(?:for now|right now|now that|by now|until now|
 # Verbs that end what the older note states (its subject is in their clause).
 _ENDING = re.compile(
     r"(?<![\w-])(?:cancel\w*|called off|scrapp\w*|postpon\w*|defer\w*|pushed back|delay\w*|rescind\w*|revok\w*|lift(?:ed|ing)|"
-    r"quit|resign\w*|handed in|gave up|giving up|stop(?:s|ped|ping)?|trad\w* (?:\w+ )?in|sold|discontinu\w*|terminat\w*|not renewed|closed|"
+    r"quit|resign\w*|handed in|gave up|giving up|stop(?:s|ped|ping)?|trad(?:e|es|ed|ing) (?:\w+ )?in|sold|discontinu\w*|terminat\w*|not renewed|closed|"
     r"withdr[ae]w\w*|expired|retired|removed|deleted|(?<!open )ended)(?![\w-])",  # ("open ended": a kind of question)
     re.IGNORECASE,
 )
@@ -106,6 +106,8 @@ _CHOSEN = re.compile(
     r"(?:the |our |my |a |an )?(?P<picked>[\w'’.+-]+(?:\s+[\w'’.+-]+)?)",
     re.IGNORECASE,
 )
+# Words that add one more of a kind: the older one still holds ("I also visited ...").
+_ADDS = re.compile(r"\b(?:also|too|as well)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|n['’]t|dont|didnt|doesnt|isnt|wasnt|cant)\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|im|my|me|mine|we|we're|our|us)\b", re.IGNORECASE)
 _ROLES = frozenset({"user", "assistant", "agent", "system", "human", "ai", "bot"})
@@ -211,11 +213,16 @@ def _cue(clauses: list[Clause]) -> bool:
 
 @lru_cache(maxsize=4096)  # asked of the same clauses for each older sentence
 def _says_change(text: str) -> bool:
-    """A change word in the text; "new" of one thing ("new PB", "new policy"), not of more
-    ("new hires": some were added)."""
+    """A change word in the text, not denied ("don't quit", "not a new game"); "new" of one
+    thing ("new PB", "new policy"), not of more ("new hires": some were added)."""
     text = _NOW_AT_PRESENT.sub(" ", text)
-    return any(m.group(0).casefold() != "new" or not re.match(r"\W*[^\W\d_]+s\b", text[m.end():])
+    return any((m.group(0).casefold() != "new" or not re.match(r"\W*[^\W\d_]+s\b", text[m.end():]))
+               and (_NEEDS_NEGATION.fullmatch(m.group(0)) or not _DENIED_VERB.search(text[:m.start()]))
                for m in _CHANGE.finditer(text))
+
+
+# Change words said with a negation: "isn't needed anymore".
+_NEEDS_NEGATION = re.compile(r"any ?more|no more|no longer", re.IGNORECASE)
 
 
 def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value, bool, bool] | None:
@@ -243,8 +250,11 @@ def _conflict(old: Sentence, new: Sentence) -> tuple[Value, Value, bool, bool] |
             near = c.subject if said else c.subject | (new.clauses[i - 1].subject if i else set())
             if not overlap(near, own) or said and not _cue([c]):
                 continue
-            for n in c.values:  # (not one the newer clause denies: "from 48k" is what was left)
-                if _compatible(o, n, old, c) and _differ(o, n) and not _denied(n, c.text):
+            for n in c.values:  # (not one the newer clause denies: "from 48k" is what was left,
+                # nor one the older sentence states too: "a 3-bedroom home for $400,000" -> "the 3-bedroom";
+                # one it denies may come back: "at 10:00, not 9:30" -> "at 9:30, not 10:00")
+                if (_compatible(o, n, old, c) and _differ(o, n) and not _denied(n, c.text)
+                        and not any(_said(n, k) and not _denied(n, k.text) for k in old.clauses)):
                     return o, n, _cue(new.clauses[max(0, i - 1):i + 1]), _restates(c, old.clauses[at])
     return None
 
@@ -293,6 +303,7 @@ def _name_change(old: Sentence, new: Sentence, cue: bool) -> tuple[Value, Value,
     for i, c in enumerate(new.clauses):
         if c.gate is not None:
             continue
+        adds = _ADDS.search(c.text)  # "I also loved Mario Kart": one more, not one in its place
         for n in c.values:
             if n.kind != "name" or any(_same_name(n.norm, o.norm) for o in old_names):
                 continue
@@ -300,6 +311,8 @@ def _name_change(old: Sentence, new: Sentence, cue: bool) -> tuple[Value, Value,
                 if o.unit != n.unit:
                     continue  # a place or medium is no rival of a person or a thing
                 denied = _denied(o, new.text)
+                if adds and not denied:  # (unless the older is said to be gone: "Adyen not renewed")
+                    continue
                 said = [k for k in new.clauses if any(v.kind == "name" and _same_name(o.norm, v.norm) for v in k.values)
                         or re.search(rf"\b{re.escape(o.norm)}\b", k.text.casefold())]
                 gone = denied or not said or (cue and c not in said and not any(k.gate == "keeps" for k in said))
@@ -327,6 +340,8 @@ def _left_behind(old: Sentence, new: Sentence, *, strict: bool) -> tuple[str | N
         for m in _LEFT_BEHIND.finditer(c.text):
             if m.group(0).casefold().startswith(("from", "over")) and not _CHANGE.search(c.text[:m.start()]):
                 continue  # "from" and "over" leave something behind only after a change word
+            if _DENIED_VERB.search(c.text[:m.start()]):
+                continue  # "I won't quit the studio" leaves nothing
             named = [root(w) for w in re.findall(r"[^\W\d_][^\W_]*", m.group(1).casefold())
                      if len(w) > 1 and not is_stopword(w) and root(w) not in GENERIC]
             if not named:
@@ -344,6 +359,7 @@ def _typed_in(clause: Clause, text: str) -> bool:
 
 
 _TYPED = frozenset({"date", "clock", "number", "version"})
+_PRONOUN = re.compile(r"(?:them|it|this|that|these|those|one|ones|him|her)\b", re.IGNORECASE)
 
 
 def _chosen(old: Sentence, new: Sentence) -> tuple[str, bool] | None:
@@ -359,6 +375,8 @@ def _chosen(old: Sentence, new: Sentence) -> tuple[str, bool] | None:
         if c.gate is not None:
             continue
         for m in _CHOSEN.finditer(c.text):
+            if _PRONOUN.match(m.group("picked")):
+                continue  # "chose them 'cause ...": what was chosen is named elsewhere
             picked = stems(m.group("picked"))
             if _typed_in(c, " ".join(c.text[m.start("picked"):].split()[:4])):
                 continue
@@ -382,15 +400,21 @@ def _chosen(old: Sentence, new: Sentence) -> tuple[str, bool] | None:
     return None
 
 
+# A verb after these is denied: "I won't quit", "don't let anything stop you" end nothing.
+_DENIED_VERB = re.compile(r"(?:\b(?:not|never|no longer)|n['’]t)\s+(?:[\w'’]+\s+){0,2}$", re.IGNORECASE)
+
+
 def _ended(old: Sentence, new: Sentence, cue: bool) -> str | None:
-    """A verb that ends something ("cancelled", "quit", "gave up", "rescinded") in a
-    clause about the older sentence's subject: a word of it, or a name it gives just after
+    """A verb that ends something ("cancelled", "quit", "gave up", "rescinded"), not denied,
+    in a clause about the older sentence's subject: a word of it other than the verb's own
+    ("I stopped you" ends no trip "with a few stops"), or a name it gives just after
     the verb ("closed my Chase account"; a name alone elsewhere may be another's story)."""
     names = {root(v.norm) for v in old.values if v.kind == "name"}
     for c in new.clauses:
-        if c.gate is not None or not (m := _ENDING.search(c.text)):
+        if c.gate is not None or not (m := next(
+                (m for m in _ENDING.finditer(c.text) if not _DENIED_VERB.search(c.text[:m.start()])), None)):
             continue
-        if overlap(c.subject, old.subject) - names:
+        if overlap(c.subject - overlap(c.subject, stems(m.group(0))), old.subject) - names:  # (not the verb itself)
             return m.group(0)
         if overlap(stems(" ".join(c.text[m.end():].split()[:3])), names):
             return m.group(0)
@@ -401,10 +425,13 @@ def _ended(old: Sentence, new: Sentence, cue: bool) -> str | None:
 _KNOWING = frozenset("know knew known realize realized realise realised idea aware".split())
 
 
-def _negated_stems(text: str) -> tuple[set[str], set[str], set[str]]:
+@lru_cache(maxsize=4096)  # asked of an older note's sentence for each newer note, and of each clause for each older
+def _negated_stems(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """(stems said, stems denied, stems denied first): the two content words just after
     a negation are denied, the first of them most plainly ("not part of CI")."""
-    said, denied, first = set(), set(), set()
+    said: set[str] = set()
+    denied: set[str] = set()
+    first: set[str] = set()
     for clause in CLAUSE_END.split(text):
         left = 0
         for word in re.findall(r"[\w'’-]+", clause.casefold()):
@@ -417,7 +444,7 @@ def _negated_stems(text: str) -> tuple[set[str], set[str], set[str]]:
                 if left == 2:
                     first.add(s)
                 left -= bool(left)
-    return said, denied, first
+    return frozenset(said), frozenset(denied), frozenset(first)
 
 
 _ACQUIRED = re.compile(r"\b(?:add\w*|install\w*|set up|introduc\w*|creat\w*|enabl\w*|start\w*|bought|got|began)\b",
@@ -425,21 +452,25 @@ _ACQUIRED = re.compile(r"\b(?:add\w*|install\w*|set up|introduc\w*|creat\w*|enab
 
 
 def _flipped(old: Sentence, new: Sentence, cue: bool) -> str | None:
-    """What the older sentence denies, the newer asserts after a change ("no pre-commit
-    hooks" -> "installed pre-commit"; "not cleared yet" -> "cleared"); or the reverse
-    after a change word ("applying" -> "decided not to apply"). The clause shares another
-    word with the older sentence, so both speak of one thing."""
-    old_said, old_denied, old_first = _negated_stems(old.text)
+    """What the older sentence denies, the newer asserts after a change: the word it denies
+    first ("not cleared" -> "cleared"; not "furry" of "can't wait to see your furry friend"
+    in "your new furry friend"), or after a verb of getting or a "not yet" a word the
+    clause shares with it and another ("no pre-commit hooks" -> "installed pre-commit",
+    "not part of CI yet" -> "added a mypy step to CI"). Or the reverse after a change word:
+    the word the newer denies first ("applying" -> "decided not to apply": not "furry" in
+    "can't wait to see your furry friend", where the wait is denied)."""
+    old_said, old_denied, old_first = _negated_stems(", ".join(c.text for c in old.clauses if c.gate != "asks"))
     expected = re.search(r"\byet\b", old.text, re.IGNORECASE)
     for c in new.clauses:
         if c.gate is not None:
             continue
         said, denied, first = _negated_stems(c.text)
         shared = overlap(said | denied, old_said | old_denied)
-        if (cue or expected or _ACQUIRED.search(c.text)) and (turned := overlap(said, old_denied - old_said)):
-            if shared - turned or overlap(turned, old_first):
+        acquired = expected or _ACQUIRED.search(c.text)
+        if (cue or acquired) and (turned := overlap(said, old_denied - old_said)):
+            if overlap(turned, old_first) or acquired and shared - turned:
                 return f"{sorted(turned)[0]}: no -> yes"
-        if cue and (turned := overlap(denied, old_said - old_denied)) and (shared - turned or overlap(turned, first)):
+        if cue and (turned := overlap(denied, old_said - old_denied)) and overlap(turned, first):
             return f"{sorted(turned)[0]}: yes -> no"
     return None
 
@@ -477,6 +508,40 @@ def _other_speaker(new_speaker: str | None, old_speaker: str | None, new_text: s
     26:10 now" says nothing of Melanie's)."""
     return bool(new_speaker and old_speaker and new_speaker != old_speaker
                 and not {new_speaker, old_speaker} & _ROLES and _FIRST_PERSON.search(new_text))
+
+
+# A note opening with a name and a verb ("Hiroshi cancelled ...") tells what that one did.
+_OPENING_NAME = re.compile(r"^\W*([A-Z][\w'’-]+)\s+(?=[a-z])")
+
+
+def _actor(body: str) -> str | None:
+    """The name a note opens with, the one it tells of, when the note writes it again (a
+    capital that only opens a sentence may be any word: "Offsite cancelled")."""
+    m = _OPENING_NAME.match(body)
+    if not m or m.group(1).casefold() in NOT_NAMES or is_stopword(m.group(1)):
+        return None
+    return m.group(1) if len(re.findall(rf"\b{re.escape(m.group(1))}\b", body)) > 1 else None
+
+
+def _other_actor(new_text: str, old_text: str) -> str | None:
+    """Two notes each telling what another person did ("Lena cancelled the budget
+    spreadsheet" and "Hiroshi cancelled the invoice"), neither naming the other: what one
+    did changes nothing of the other's. Unless the newer says that it now does what the
+    older one did, a role passing on ("Dana now leads the team" after "Sam leads the
+    team": its opening clause says the older's again, with a change word the older's does
+    not have: not "Esther abandoned the audiobook" after "Hiroshi abandoned the audiobook")."""
+    (_, new_body), (_, old_body) = speaker(new_text), speaker(old_text)
+    new_actor, old_actor = _actor(new_body), _actor(old_body)
+    if not new_actor or not old_actor or new_actor == old_actor:
+        return None
+    if re.search(rf"\b{re.escape(new_actor)}\b", old_body) or re.search(rf"\b{re.escape(old_actor)}\b", new_body):
+        return None
+    new_first, old_first = read(new_text)[1][0].clauses[0], read(old_text)[1][0].clauses[0]
+    own = set(re.findall(r"[\w'’]+", old_first.text.casefold()))
+    if _restates(new_first, old_first) and _says_change(
+            " ".join(w for w in re.findall(r"[\w'’]+", new_first.text) if w.casefold() not in own)):
+        return None
+    return f"{new_actor} is not {old_actor}"
 
 
 _NO_WORD = " (no word of the newer note says it changed)"
@@ -521,6 +586,8 @@ def judge(new_text: str, old_text: str) -> Verdict:
     (new_speaker, new), (old_speaker, old) = read(new_text), read(old_text)
     if _other_speaker(new_speaker, old_speaker, speaker(new_text)[1]):
         return Verdict(NO, f"{new_speaker} speaks of themselves, not of {old_speaker}")
+    if other_actor := _other_actor(new_text, old_text):
+        return Verdict(NO, other_actor)
     unsure: str | None = None
     long = not states_one_thing(new_text)
     many = not states_one_thing(old_text)  # the older note says many things
@@ -541,7 +608,7 @@ def judge(new_text: str, old_text: str) -> Verdict:
                 continue
             if many:  # only a statement of it said again with another value ("I've tried three" -> "four")
                 conflict = _conflict(os_, ns)
-                if conflict and (conflict[3] or is_ordinal(conflict[1].text)):
+                if conflict and (conflict[3] or is_ordinal(conflict[1].text)) and not _ADDS.search(ns.text):
                     return Verdict(SUPERSEDES, f"{conflict[0].kind}: {conflict[0]} -> {conflict[1]} (said again)")
                 continue
             left, other = _left_behind(os_, ns, strict=long)

@@ -54,9 +54,10 @@ def facade(tmp_path):
     facade.close()
 
 
-def test_an_import_looks_at_the_vault_as_often_for_3_supersessions_as_for_12(tmp_path, monkeypatch):
+def test_an_import_looks_at_and_writes_the_vault_as_often_for_3_supersessions_as_for_12(tmp_path, monkeypatch):
     """n older notes and the n newer that supersede them, in one import (one batch): the
-    vault is scanned and synced as often for n = 3 as for 12 (it was once per supersession)."""
+    vault is scanned, synced and written (each write one flush to disk) as often for n = 3
+    as for 12 (it was a sync once per supersession, and a write of each of its two notes)."""
     looks = {}
     for n in (3, 12):
         facade = facade_on(tmp_path / f"vault-{n}")
@@ -74,21 +75,35 @@ def test_an_import_looks_at_the_vault_as_often_for_3_supersessions_as_for_12(tmp
 
 
 def counted(monkeypatch) -> dict[str, int]:
-    """How often the vault is scanned whole, and synced, from now on."""
-    counts = {"scans": 0, "syncs": 0}
-    scan, sync = Vault.scan, Indexer.sync
-
-    def counted_scan(self, *args, **kwargs):
-        counts["scans"] += 1
-        return scan(self, *args, **kwargs)
-
-    def counted_sync(self, *args, **kwargs):
-        counts["syncs"] += 1
-        return sync(self, *args, **kwargs)
-
-    monkeypatch.setattr(Vault, "scan", counted_scan)
-    monkeypatch.setattr(Indexer, "sync", counted_sync)
+    """How often the vault is scanned whole, synced, and written (a file, or a batch of
+    files), from now on."""
+    counts = {"scans": 0, "syncs": 0, "writes": 0}
+    for cls, name, key in ((Vault, "scan", "scans"), (Indexer, "sync", "syncs"), (Vault, "write_text", "writes"),
+                           (Vault, "write_many", "writes")):
+        monkeypatch.setattr(cls, name, counting(counts, key, getattr(cls, name)))
     return counts
+
+
+def counting(counts: dict[str, int], key: str, method):
+    def counted_method(self, *args, **kwargs):
+        counts[key] += 1
+        return method(self, *args, **kwargs)
+    return counted_method
+
+
+def test_a_note_both_superseding_and_superseded_in_one_import_is_written_once(facade, tmp_path):
+    """A date moved twice, the three notes in one import: the middle note supersedes the
+    first and is superseded by the last, both said in its one revision."""
+    dates = [{"content": "The billing service migration is scheduled for March 3.", "created_at": "2024-01-01T10:00"},
+             {"content": "The billing service migration moved to April 10, not March 3.", "created_at": "2024-02-01T10:00"},
+             {"content": "The billing service migration moved to May 20, not April 10.", "created_at": "2024-03-01T10:00"}]
+    first, middle, last = facade.run(Import(jsonl(tmp_path / "notes.jsonl", dates))).ids
+    note = facade.run(Show(middle)).note
+    assert (note.supersedes, note.superseded_by) == ([first], [last])
+    [revision] = facade.run(History(middle))
+    assert revision.change.startswith(f"supersedes {first} (") and revision.change.endswith(f"; superseded by {last}")
+    assert [r.change for r in facade.run(History(first))] == [f"superseded by {middle}"]
+    assert f"superseded_by:\n- '[[{last}]]'" in (tmp_path / "vault" / f"{middle}.md").read_text()
 
 
 def test_pinned_and_hand_edited_older_notes_are_superseded_in_the_index_only(tmp_path):
@@ -147,3 +162,31 @@ def test_a_pin_saved_while_the_import_stores_keeps_the_file_as_the_person_left_i
     assert "pinned: true" in text and "superseded_by" not in text
     assert facade.run(Show(new)).note.supersedes == [old]
     assert facade.run(Show(old)).note.superseded_by == [new]  # the index knows it from the newer note
+
+
+def test_a_save_during_the_batch_s_write_gets_the_supersession_on_its_bytes_in_one_revision(facade, tmp_path, monkeypatch):
+    """A person saves an older note between amem's read of the batch's files and their
+    write: no file of the batch is changed by that try, its revisions are dropped, and
+    the next try makes the change on the person's bytes, one revision a note."""
+    writer = internals(facade).writer
+    revise_many, write_many = writer.revise_many, Vault.write_many
+    saved = []
+
+    def saving_first(self, items, *rest):
+        if not saved:
+            old = self.abspath(next(rel for rel, text, _ in items if "superseded_by" in text))
+            old.write_text(old.read_text().replace("scheduled for March 3.", "scheduled for March 3 (said Ana)."))
+            saved.append(old)
+        return write_many(self, items, *rest)
+
+    def recording(changes, **options):
+        with monkeypatch.context() as patch:
+            patch.setattr(Vault, "write_many", saving_first)
+            return revise_many(changes, **options)
+
+    monkeypatch.setattr(writer, "revise_many", recording)
+    old, new = facade.run(Import(jsonl(tmp_path / "notes.jsonl", planned(1) + moved(1)))).ids
+    text = saved[0].read_text()
+    assert "(said Ana)" in text and f"superseded_by:\n- '[[{new}]]'" in text
+    assert [r.change for r in facade.run(History(old))] == [f"superseded by {new}"]
+    assert [r.change for r in facade.run(History(new))] == [f"supersedes {old} (date: March 3 -> April 10)"]

@@ -58,6 +58,22 @@ def test_a_long_note_is_found_by_words_past_the_window(memory, vault):
     assert sum(a * b for a, b in zip(whole, query)) < hit.sources["semantic"]["score"] - 0.05
 
 
+def test_long_notes_passages_never_crowd_other_notes_out_of_the_nearest(memory, monkeypatch):
+    longs = [memory.add(f"{long_note()} Trip {i}.") for i in range(2)]  # five vectors each, near the query
+    shorts = [memory.add(f"Lunch is at noon on day {i}.") for i in range(3)]
+    memory.search("lunch", top_k=1)  # embeds them
+    vectors, depths = internals(memory).indexer.vectors(), []
+    read = vectors.query
+    monkeypatch.setattr(vectors, "query", lambda vs, k: depths.append(k) or read(vs, k))
+    query = internals(memory).embedder.embed([FILLER * 20])[0]
+    near = internals(memory).indexer.nearest(query, 3)
+    # 2k = 6 places hold only the two long notes: read deeper, for k notes.
+    assert depths == [6, 12] and len(near) == 3 and {i for i, _ in near[:2]} == {n.id for n in longs}
+    assert near[2][0] in {n.id for n in shorts}
+    depths.clear()
+    assert len(internals(memory).indexer.nearest(query, 1)) == 1 and depths == [2]  # enough notes at once
+
+
 def test_passages_follow_the_notes_text(memory):
     note = memory.add(long_note())
     internals(memory).notes.update(note.id, lambda n: Note(**{**n.__dict__, "content": "Now a short note."}))

@@ -40,6 +40,16 @@ def test_an_initial_is_no_name():
     assert names == ["marsh"]
 
 
+@pytest.mark.parametrize("text, named", [
+    ("Thanks, Priya! It was Omar Haddad on stage, so talented.", ["omar haddad"]),
+    ("Hey Priya! I've been to Lisbon twice now.", ["lisbon"]),
+    ("I think you're right about Arsenal, Priya.", ["arsenal"]),
+    ("Offsite venue: Hotel Adlon, Berlin.", ["hotel adlon", "berlin"]),  # no one spoken to
+])
+def test_a_name_spoken_to_is_no_value(text, named):
+    assert [norm for kind, norm in values(text) if kind == "name"] == named
+
+
 def test_a_note_names_several_items():
     ids = identifiers("Reverted PR #298; #301 untouched; flight BA117, unit 4B, dark_mode off.")
     assert ids["#"] == {"298", "301"} and ids["ba"] == {"117"} and ids["unit"] == {"4b"} and ids["_"] == {"dark_mode"}

@@ -221,3 +221,142 @@ def test_a_model_s_long_answer_is_told_why_not_by_the_last_sentences_compared():
     ask = "Is lunch at noon on Friday, and who books the room for the whole team this time around, do you know?"
     assert judge(f"user: {moved} {ask}", old) == Verdict(NO, "the newer note asks")
     assert judge(f"user: {ask} {moved}", old) == Verdict(NO, "release 4.2 is not release 4.3")
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Hiroshi cancelled the gym membership online. Hiroshi wrote down a note about the sauna.",
+     "Lena cancelled the gym membership at the front desk. Lena said the sauna was the best part."),
+    ("Mira moved to Paris in March. Mira loves the food there.", "Tom moved to Berlin in May. Tom loves it there."),
+    ("Esther abandoned the witty audiobook at the library. Esther said the poems were the best part.",
+     "Oskar abandoned the witty audiobook at the library. It reminded Oskar of the essays."),
+])
+def test_what_another_person_did_changes_nothing(old, new):
+    """Two notes each telling what someone did, neither naming the other: what Lena did is
+    no change of what Hiroshi did, however alike the sentences."""
+    verdict = judge(new, old)
+    assert verdict.decision == NO and " is not " in verdict.reason
+
+
+def test_a_role_passing_to_another_person_is_still_compared():
+    """The newer says that it now does what the older one did, or names the older one: the
+    notes are compared, and what changed supersedes."""
+    old = "Sam runs the Monday standup. Sam keeps the notes in Confluence."
+    new = "Dana now runs the Monday standup. Dana keeps the notes in Notion."
+    assert judge(new, old).decision == SUPERSEDES
+    named = "Dana heard from the caterers that Sam's team dinner is at 8pm now. Dana got a bigger table too."
+    assert judge(named, "Sam booked the team dinner at Nonna for 7pm. Sam confirmed it.").decision == SUPERSEDES
+
+
+@pytest.mark.parametrize("old, new", [
+    # an ending verb denied ends nothing
+    ("Jon: Thanks! I'm not giving up on the dance studio, we open in May.",
+     "Jon: Thanks, I won't quit the dance studio, whatever it takes."),
+    ("Gina: You can do it, the studio is your dream. Keep at it!",
+     "Gina: Don't let anything stop you and the studio, you have real potential!"),
+    # "traditional ... in" is no "traded in"
+    ("user: We visited a weaving cooperative near Gaborone on the first day.",
+     "user: We saw traditional weaving in Gaborone yesterday."),
+])
+def test_an_ending_verb_denied_or_misread_ends_nothing(old, new):
+    assert judge(new, old).decision == NO
+
+
+def test_an_ending_verb_not_denied_still_ends():
+    verdict = judge("Jon: I quit the dance studio job today, it's over", "Jon: working the dance studio job on weekends")
+    assert verdict.decision == SUPERSEDES and "quit" in verdict.reason
+    traded = judge("Ana: traded in my corolla for a rav4 this weekend", "Ana: my car is a 2012 corolla, still going strong")
+    assert traded.decision == SUPERSEDES and "traded in" in traded.reason
+
+
+@pytest.mark.parametrize("old, new", [
+    # yes -> no: the word denied is the one after the negation ("can't wait"), not one further on
+    ("Audrey: Fingers crossed you find a great furry friend soon.",
+     "Audrey: So excited! I can't wait to see your new furry friend at the park."),
+    # a word of a question was never said to be so: "no recordings" denies nothing it stated
+    ("James: Sounds awesome, jamming is a blast. Do you have any recordings of the jam sessions?",
+     "John: Nah, it was about the moment. No recordings of the jam sessions."),
+])
+def test_a_word_denied_in_passing_is_no_yes_no_change(old, new):
+    assert judge(new, old).decision == NO
+
+
+@pytest.mark.parametrize("old, new", [
+    # "also" adds one more: the older still holds
+    ("user: I used to play Tetris on my Game Boy for hours, it was my favourite.",
+     "user: I also loved playing Zelda on my Game Boy, it was such an adventure!"),
+    ("user: I actually have some experience with museums, I went on a guided tour of the Science Museum on March 3rd, "
+     "which my company organised as a team outing. We loved the space exhibit and saw some of the archive too. Would "
+     "my sister like that?",
+     "user: I'll ask my sister what she likes and see what she thinks. By the way, I also went to a talk at the Science "
+     "Museum on May 9th, and it was brilliant. The speaker, Dr. Lee, showed us artefacts from a dig in Peru."),
+])
+def test_one_more_of_a_kind_replaces_nothing(old, new):
+    assert judge(new, old).decision == NO
+
+
+def test_one_more_while_the_older_is_dropped_supersedes():
+    verdict = judge("Stripe will handle EU payments too from Q2; Adyen contract not renewed.",
+                    "Payment processor for EU: Adyen.")
+    assert verdict.decision == SUPERSEDES
+
+
+def test_a_value_the_older_note_states_itself_is_no_new_value():
+    """"the 3-bedroom house" said again is no new price of "a 3-bedroom house for $400,000"."""
+    old = ("user: We're moving into our new home and I'd like recommendations on home insurance. We recently bought "
+           "a 3-bedroom terraced house for $400,000, which we loved from the first viewing in March.")
+    new = ("user: I'll try those inventory apps. Since we recently bought a 3-bedroom terraced house, I want a full "
+           "record of what we own. Do you have tips on sorting all the boxes from the move?")
+    assert judge(new, old).decision == NO
+    back = judge("Standup is at 9:30, not 10:00.", "Standup is at 10:00, not 9:30.")  # one it denied comes back
+    assert back.decision == SUPERSEDES and "10:00 -> 9:30" in back.reason
+
+
+def test_a_past_tense_says_no_change():
+    """"was" tells a story, it does not say a value changed: remembering a trip's hostel is
+    no change of "I can't remember much of that trip"."""
+    assert judge("Sam: Oh I remember that trip! The hostel in the old town was tiny and loud.",
+                 "Sam: I can't remember much of that trip to Porto, honestly.").decision == NO
+
+
+@pytest.mark.parametrize("old, new", [
+    ("John: I played my favourite board game in a big tournament last week.",
+     "John: Nope, not a new game. We ran a tournament for charity with the same board game."),
+    ("Jon: I won't quit on my dreams, your words motivate me.", "Gina: Keep going for your dreams and don't quit!"),
+])
+def test_a_change_word_denied_says_no_change(old, new):
+    assert judge(new, old).decision == NO
+
+
+def test_a_change_word_that_goes_with_a_negation_still_says_one():
+    verdict = judge("Dev: I don't cycle anymore, knee's not having it", "Dev: I cycle to work every day, 12 km")
+    assert verdict.decision == SUPERSEDES and "yes -> no" in verdict.reason
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Audrey: I can't wait to see you and your furry friend at the dog park.",
+     "Audrey: You'll find the perfect flat for you and your new furry friend."),
+    ("user: I've never tried making cold brew at home. Is it hard?",
+     "user: I'm excited to try making cold brew now. Which beans should I use?"),
+])
+def test_a_word_after_the_one_denied_is_no_no_to_yes_change(old, new):
+    assert judge(new, old).decision == NO
+
+
+def test_a_pronoun_chosen_names_no_choice():
+    old = "Caroline: Researching adoption agencies this month, it's been a dream to have a family."
+    new = "Caroline: I chose them 'cause they help LGBTQ+ folks with adoption, their support spoke to me."
+    assert judge(new, old).decision == NO
+
+
+def test_looking_into_a_change_is_no_change():
+    old = "user: I'm having issues with my laptop's battery life. Any tips to extend it?"
+    new = "user: That's helpful, thanks. I think I'll look into replacing the battery then."
+    assert judge(new, old).decision == NO
+
+
+def test_an_ending_verb_is_no_subject_the_notes_share():
+    """"I stopped you" ends nothing of a road trip "with a few stops": the verb's own word
+    is not what the two notes speak of."""
+    old = "user: I'm planning a road trip with a few stops along the coast next weekend."
+    new = "user: I stopped you because the answer was far too long."
+    assert judge(new, old).decision == NO
