@@ -69,7 +69,7 @@ class Settings:
     # Retrieval: how the keyword, semantic and graph lists are fused.
     fusion: str = "score"  # "score" (normalised scores) or "rrf" (reciprocal ranks)
     keyword_weight: float = 1.0
-    semantic_weight: float = 0.5
+    semantic_weight: float = 1.0  # as much as the others: see RetrievalSettings
     graph_weight: float = 1.0
     pagerank_damping: float = 0.85
     pagerank_iterations: int = 20

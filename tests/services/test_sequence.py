@@ -422,11 +422,50 @@ def test_a_chat_question_asks_about_one_side(memory):
     said = memory.add("a quiet hotel in Lisbon near the river", created_at="2023-05-08T10:02", metadata={"role": "user"})
     assert index_rows(memory.path, "SELECT speaker FROM notes WHERE id = ?", bot.id) == [("assistant",)]
     hits = memory.search("Which quiet hotel in Lisbon near the river did you recommend?", top_k=3, mode="keyword")
-    assert ids(hits)[0] == bot.id and hits[0].sources["name"] == {"boost": 0.6}
+    assert ids(hits)[0] == bot.id and hits[0].sources["side"] == {"boost": 0.6}
     mine = memory.search("What did I say about a quiet hotel in Lisbon near the river?", top_k=3, mode="keyword")
-    assert set(ids(mine)[:2]) == {user.id, said.id} and all("name" in h.sources for h in mine[:2])
+    assert set(ids(mine)[:2]) == {user.id, said.id} and all("side" in h.sources for h in mine[:2])
     with AgentMemory(memory.path, embedder="fake", name_boost=0.0) as plain:
-        assert all("name" not in h.sources for h in plain.search("What did you recommend?", top_k=3))
+        assert all("side" not in h.sources for h in plain.search("What did you recommend?", top_k=3))
+
+
+def test_the_side_asked_does_not_push_down_the_turn_its_turns_inherit_from(memory, vault):
+    """ "my" in a question asks for the user's side, but the answer can be the assistant's
+    turn (here a plan the assistant wrote). The user's turns around it inherit a share of
+    its score (`neighbour_share`) and the side's lift takes them above it; the answer is
+    not then pushed down (`diversity`) for the turns it lifted."""
+    add_filler(memory)
+    asked, plan, thanks = chain(vault, [
+        "user: Could you help me plan a garden?",
+        "assistant: Herb garden plan: basil in the south bed beside the tomatoes, mint in a pot by the shed",
+        "user: Thanks, the herb plan looks good",
+    ])
+    query = "Where does the basil go in my herb garden plan?"
+    hits = memory.search(query, top_k=4)
+    assert ids(hits)[:3] == [thanks, asked, plan]
+    assert all(hits[2].sources[name]["rank"] == 1 for name in ("keyword", "semantic", "graph"))
+    assert all(h.sources["side"] == {"boost": 0.6} and h.sources["neighbour"]["of"] == plan for h in hits[:2])
+    with AgentMemory(vault, embedder="fake", diversity=0.0) as undiverse:
+        kept = {h.note.id: h.score for h in undiverse.search(query, top_k=4)}
+    assert hits[2].score == pytest.approx(kept[plan])  # 0.36 of it before
+    assert hits[3].score == pytest.approx(kept[hits[3].note.id])  # the filler: nothing near it
+
+
+
+def test_a_turn_of_the_side_asked_above_on_its_own_words_still_pushes_its_neighbour_down(memory, vault):
+    """The exception above is for a turn that is above its neighbour only by the share it
+    inherited from it; the user's own answer, above the reply on its own words, is the
+    moment, and the reply next to it says it again."""
+    add_filler(memory)
+    said, reply = chain(vault, ["user: I put the basil in the south bed of my herb garden, beside the tomatoes",
+                                "assistant: Good choice: basil likes the sun there"])
+    query = "Where did I put the basil in my herb garden?"
+    hits = memory.search(query, top_k=2)
+    assert ids(hits) == [said, reply] and hits[0].sources["neighbour"]["of"] == reply
+    with AgentMemory(vault, embedder="fake", diversity=0.0) as undiverse:
+        kept = {h.note.id: h.score for h in undiverse.search(query, top_k=2)}
+    assert hits[0].score - hits[0].sources["neighbour"]["gain"] * 1.6 > kept[reply]  # above on its own words
+    assert hits[1].score == pytest.approx(kept[reply] * 0.6)
 
 
 def test_a_speaker_after_a_blank_line_is_found(memory):
