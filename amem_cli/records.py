@@ -124,9 +124,17 @@ def encode(value: Any) -> Any:
     return value
 
 
+# The JSON types a value of each plain hint may arrive as.
+_PLAIN: dict[Any, type | tuple[type, ...]] = {str: str, int: int, float: (int, float), bool: bool}
+
+
 def decode(hint: Any, value: Any) -> Any:
     """`value` (JSON) as the type `hint`: records made from objects; Misfit when it does not fit.
     A float may be given as a whole number; a bool is never a number."""
+    if hint in _PLAIN:  # most values: checked before any typing introspection
+        if isinstance(value, _PLAIN[hint]) and not (isinstance(value, bool) and hint is not bool):
+            return value
+        raise Misfit(None, value)
     if hint is Any:
         return value
     origin = typing.get_origin(hint)
@@ -142,6 +150,8 @@ def decode(hint: Any, value: Any) -> Any:
     if origin is list:
         if isinstance(value, list):
             (item,) = typing.get_args(hint)
+            if item is str and all(type(v) is str for v in value):  # ids, keywords, tags
+                return list(value)
             return [decode(item, v) for v in value]
     elif origin is dict:
         if isinstance(value, dict):
@@ -150,18 +160,6 @@ def decode(hint: Any, value: Any) -> Any:
     elif hint is type(None):
         if value is None:
             return None
-    elif hint is bool:
-        if isinstance(value, bool):
-            return value
-    elif hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif hint is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return value
-    elif hint is str:
-        if isinstance(value, str):
-            return value
     else:
         raise TypeError(f"no JSON type {hint!r}")
     raise Misfit(None, value)
