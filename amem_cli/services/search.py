@@ -143,7 +143,7 @@ class SearchService:
 
         lists: dict[str, list[tuple[str, float]]] = {}
         named = self._named(query)
-        side = self._side(query)
+        side = self._side(query, named)
         topic = self._topic(asked.topic, named)
         vector = self._query_vector(topic) if mode != "keyword" else None
         if mode != "semantic":
@@ -210,14 +210,14 @@ class SearchService:
         speakers = self._known_speakers()
         return list(dict.fromkeys(speakers[w] for w in terms(query) if w in speakers))
 
-    def _side(self, query: str) -> list[str]:
+    def _side(self, query: str, named: list[str]) -> list[str]:
         """In a chat, the roles (as the vault writes them) of the side the query asks about
         ("what did you recommend?": the assistant's; "what did I buy?": the user's;
-        `side_asked`), when the name boost is on (else none); none the query names."""
+        `side_asked`), when the name boost is on (else none); none of `named` (`_named`)."""
         side = side_asked(query) if self.settings.name_boost > 0 else None
         if side is None:
             return []
-        speakers, named = self._known_speakers(), self._named(query)
+        speakers = self._known_speakers()
         roles = USER_ROLES if side == "user" else ASSISTANT_ROLES
         return [speakers[r] for r in roles if r in speakers and speakers[r] not in named]
 

@@ -146,13 +146,14 @@ class Supersessions:
         supersedes: dict[str, list[str]] = {}  # {note: what it comes to supersede}
         superseded_by: dict[str, list[str]] = {}  # {note: what it comes to be superseded by}
         what: dict[str, list[str]] = {}
+        stored = self.index.notes.get_many({i for olds in linked.values() for i in olds})  # one read for the batch
         for new_id, olds in linked.items():
             if not olds:
                 continue
             supersedes[new_id] = list(olds)
             what.setdefault(new_id, []).extend(f"supersedes {i} ({r})" for i, r in olds.items())
             for old_id in olds:
-                old = self.index.notes.get(old_id)
+                old = stored.get(old_id)
                 if old is None or cause == "amem" and (old.extra.get("pinned") is True or self.pipeline.hand_edited(old_id, old)):
                     continue  # the index knows it from the newer note
                 superseded_by.setdefault(old_id, []).append(new_id)
